@@ -1,0 +1,72 @@
+"""Loaders for the real corpora in ../shared/data (read in place from their archives)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+PG_DIR = SHARED_DATA / "postgresql-doc-15-two-releases"
+IG_DIR = SHARED_DATA / "debian-installation-guide-9arch"
+
+
+@dataclass(frozen=True)
+class Page:
+    """One HTML page of a corpus with what its truth file says about it."""
+
+    doc_id: str
+    html: bytes
+    group: str  # pages of one group are the same document (gold near-duplicates)
+    info: dict[str, str]
+
+
+def _members(archive: Path) -> Iterator[tuple[str, bytes]]:
+    with tarfile.open(archive, "r:xz") as tar:
+        for member in tar:
+            if member.isfile():
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    yield member.name, handle.read()
+
+
+@lru_cache(maxsize=2)
+def postgresql_pages() -> tuple[Page, ...]:
+    """Both releases' pages; group = file name (same page, two releases). PAIRS.csv rows in info."""
+    archive = next(PG_DIR.glob("*.tar.xz"))
+    files = dict(_members(archive))
+    pairs_name = next(name for name in files if name.endswith("PAIRS.csv"))
+    rows = {row["file"]: row for row in csv.DictReader(io.StringIO(files[pairs_name].decode()))}
+    pages = []
+    for name, data in sorted(files.items()):
+        parts = name.split("/")
+        if not name.endswith(".html") or parts[-1] not in rows:
+            continue
+        release = parts[-3]
+        pages.append(Page(f"{release}/{parts[-1]}", data, parts[-1], rows[parts[-1]]))
+    return tuple(pages)
+
+
+@lru_cache(maxsize=2)
+def installation_guide_pages() -> tuple[Page, ...]:
+    """All 2,193 pages; group = (lang, title_key) as MANIFEST.csv says (not the file name)."""
+    manifest = {
+        (row["arch"], row["lang"], row["file"]): row
+        for row in csv.DictReader((IG_DIR / "MANIFEST.csv").open(encoding="utf-8"))
+    }
+    archive = next(IG_DIR.glob("*.tar.xz"))
+    pages = []
+    for name, data in _members(archive):
+        parts = name.split("/")
+        if len(parts) < 3:
+            continue
+        key = (parts[-3], parts[-2], parts[-1])
+        row = manifest.get(key)
+        if row is None:
+            continue
+        pages.append(Page("/".join(key), data, f"{row['lang']}|{row['title_key']}", row))
+    return tuple(sorted(pages, key=lambda p: p.doc_id))

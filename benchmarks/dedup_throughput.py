@@ -1,0 +1,88 @@
+"""docs/s of `neardup dedup --method simhash` on the PostgreSQL manual pages, per backend.
+
+Runs the real command line on the 2,334 pages of ../shared/data (two releases) once per backend,
+in one process run so the ratios compare, and prints a table with the pairwise precision and
+recall of its clusters against the truth (same file name in the two releases, text identical or
+edited). Usage: python benchmarks/dedup_throughput.py [--es-url http://127.0.0.1:9200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.corpora import Page, postgresql_pages  # noqa: E402
+
+
+def write_corpus(pages: tuple[Page, ...], path: Path) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for page in pages:
+            html = page.html.decode("utf-8", errors="replace")
+            out.write(json.dumps({"id": page.doc_id, "html": html, "url": page.doc_id}) + "\n")
+
+
+def pairs_of(clusters: dict[str, list[str]]) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for members in clusters.values():
+        found.update(itertools.combinations(sorted(members), 2))
+    return found
+
+
+def score(output: Path, pages: tuple[Page, ...]) -> tuple[float, float, int]:
+    predicted: dict[str, list[str]] = defaultdict(list)
+    for line in output.open(encoding="utf-8"):
+        record = json.loads(line)
+        predicted[record["cluster"]].append(record["id"])
+    gold: dict[str, list[str]] = defaultdict(list)
+    for page in pages:
+        gold[page.group].append(page.doc_id)
+    got, truth = pairs_of(predicted), pairs_of(gold)
+    true_positive = len(got & truth)
+    precision = true_positive / len(got) if got else 1.0
+    return precision, true_positive / len(truth), len(got - truth)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--es-url", help="Elasticsearch URL to include that backend")
+    args = parser.parse_args()
+    pages = postgresql_pages()
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "pg.jsonl"
+        write_corpus(pages, corpus)
+        backends = {"memory": "memory", "sqlite": f"sqlite:{Path(tmp) / 'fp.sqlite'}"}
+        if args.es_url:
+            backends["elasticsearch"] = args.es_url
+        print(f"{len(pages)} pages, {corpus.stat().st_size / 1e6:.1f} MB of HTML; "
+              f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
+        print("| backend | docs/s | seconds | precision | recall | false pairs |")
+        print("|---|---|---|---|---|---|")
+        for name, spec in backends.items():
+            output = Path(tmp) / f"{name}.jsonl"
+            command = [sys.executable, "-m", "neardup_pipeline", "dedup", str(corpus),
+                       "--method", "simhash", "--backend", spec, "-o", str(output)]
+            env = None
+            if name == "elasticsearch":
+                suffix = uuid.uuid4().hex[:8]
+                command += ["--fingerprint-index", f"neardup-fingerprints-bench-{suffix}"]
+            start = time.perf_counter()
+            subprocess.run(command, check=True, env=env)
+            seconds = time.perf_counter() - start
+            precision, recall, false_pairs = score(output, pages)
+            print(f"| {name} | {len(pages) / seconds:,.0f} | {seconds:.1f} | {precision:.4f} "
+                  f"| {recall:.4f} | {false_pairs} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""neardup: near-duplicate detection for web crawls and search indexes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .config import NearDupConfig
+from .fingerprint import Document, Fingerprint, Fingerprinter
+from .index import open_index
+from .verdict import Deduplicator, Verdict
+
+if TYPE_CHECKING:
+    from .addon import NearDupAddon
+    from .pipeline import NearDupPipeline
+
+__all__ = [
+    "Deduplicator",
+    "Document",
+    "Fingerprint",
+    "Fingerprinter",
+    "NearDupAddon",
+    "NearDupConfig",
+    "NearDupPipeline",
+    "Verdict",
+    "open_index",
+]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """Scrapy parts load on first use, so the pure core imports without Scrapy's start-up."""
+    if name == "NearDupPipeline":
+        from .pipeline import NearDupPipeline
+
+        return NearDupPipeline
+    if name == "NearDupAddon":
+        from .addon import NearDupAddon
+
+        return NearDupAddon
+    raise AttributeError(name)

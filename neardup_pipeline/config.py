@@ -1,0 +1,142 @@
+"""One settings object for the pipeline, the CLI and the library, built from a dict or Scrapy settings."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Method = Literal["simhash"]
+Action = Literal["drop", "tag"]
+OnError = Literal["keep", "fail"]
+HashName = Literal["rabin", "xxh64"]
+
+KNOWN_METHODS: tuple[str, ...] = ("simhash",)
+DEFAULT_BACKEND = "sqlite:neardup.sqlite"
+
+
+class ConfigError(ValueError):
+    """A setting has a value neardup cannot work with."""
+
+
+@dataclass(frozen=True)
+class TagFields:
+    """Item field names the pipeline writes in tag mode (configurable for declared Item classes)."""
+
+    of: str = "neardup_of"
+    similarity: str = "neardup_similarity"
+    method: str = "neardup_method"
+    cluster: str = "neardup_cluster"
+    status: str = "neardup_status"
+
+
+@dataclass(frozen=True)
+class NearDupConfig:
+    """Every knob of neardup, with the defaults of DESIGN.md (the methods' literature)."""
+
+    methods: tuple[str, ...] = ("simhash",)
+    backend: str = DEFAULT_BACKEND
+    action: Action = "drop"
+    on_error: OnError = "keep"
+    # Text
+    language: str | None = None  # None: detect per document
+    remove_stopwords: bool = True
+    stem: bool = True
+    max_html_bytes: int = 20 * 1024 * 1024  # larger pages are cut here, not refused
+    max_token_chars: int = 64  # longer "words" (base64 blobs, hashes) are not words
+    min_tokens: int = 1  # fewer tokens than this: the page has no text to compare
+    # Simhash (Charikar; Manku et al. 2007)
+    hash: HashName = "rabin"
+    simhash_shingle: int = 3
+    simhash_k: int = 3
+    simhash_blocks: int = 4
+    # Pipeline / item fields
+    html_field: str = "html"
+    text_field: str = "text"
+    url_field: str = "url"
+    id_field: str = "url"
+    tag_fields: TagFields = field(default_factory=TagFields)
+    index_duplicates: bool = True
+    # Elasticsearch
+    fingerprint_index: str = "neardup-fingerprints"
+    pages_index: str | None = None  # e.g. "neardup-pages": kept pages with cluster_id
+    es_api_key: str | None = None
+    es_basic_auth: tuple[str, str] | None = None
+    es_verify_certs: bool = True
+    es_ca_certs: str | None = None
+    es_bulk_size: int = 500
+
+    def __post_init__(self) -> None:
+        unknown = [m for m in self.methods if m not in KNOWN_METHODS]
+        if not self.methods or unknown:
+            raise ConfigError(f"methods must be among {KNOWN_METHODS}, got {list(self.methods)}")
+        if self.action not in ("drop", "tag"):
+            raise ConfigError(f"action must be 'drop' or 'tag', got {self.action!r}")
+        if self.on_error not in ("keep", "fail"):
+            raise ConfigError(f"on_error must be 'keep' or 'fail', got {self.on_error!r}")
+        if self.hash not in ("rabin", "xxh64"):
+            raise ConfigError(f"hash must be 'rabin' or 'xxh64', got {self.hash!r}")
+        if self.simhash_shingle < 1:
+            raise ConfigError("simhash_shingle must be >= 1")
+        if not 0 <= self.simhash_k < self.simhash_blocks <= 64:
+            raise ConfigError("simhash needs 0 <= k < blocks <= 64 (pigeonhole: blocks - k >= 1)")
+        if self.max_html_bytes < 1 or self.max_token_chars < 1 or self.min_tokens < 1:
+            raise ConfigError("max_html_bytes, max_token_chars and min_tokens must be >= 1")
+        if self.es_bulk_size < 1:
+            raise ConfigError("es_bulk_size must be >= 1")
+
+    def replace(self, **changes: Any) -> NearDupConfig:
+        """A copy with some settings changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> NearDupConfig:
+        """Build from a plain dict of field names; unknown names are an error, not ignored."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise ConfigError(f"unknown neardup settings: {unknown}")
+        data = dict(values)
+        if "methods" in data:
+            data["methods"] = _as_methods(data["methods"])
+        if isinstance(data.get("tag_fields"), Mapping):
+            data["tag_fields"] = TagFields(**data["tag_fields"])
+        if isinstance(data.get("es_basic_auth"), list):
+            data["es_basic_auth"] = tuple(data["es_basic_auth"])
+        return cls(**data)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> NearDupConfig:
+        """Build from Scrapy settings (NEARDUP_* names, typed getters); project values win."""
+        base = cls()
+        get: Callable[[str], Any] = settings.get
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            key = "NEARDUP_" + f.name.upper()
+            if get(key) is None or f.name == "tag_fields":
+                continue
+            default = getattr(base, f.name)
+            if isinstance(default, bool):
+                values[f.name] = settings.getbool(key)
+            elif isinstance(default, int):
+                values[f.name] = settings.getint(key)
+            elif isinstance(default, tuple) or f.name == "es_basic_auth":
+                values[f.name] = tuple(settings.getlist(key))
+            else:
+                values[f.name] = get(key) or None if f.name in _OPTIONAL else get(key)
+        tag_overrides = settings.getdict("NEARDUP_TAG_FIELDS")
+        if tag_overrides:
+            values["tag_fields"] = TagFields(**tag_overrides)
+        if "methods" in values:
+            values["methods"] = _as_methods(values["methods"])
+        return cls.from_mapping(values)
+
+
+_OPTIONAL = {"language", "pages_index", "es_api_key", "es_ca_certs"}
+
+
+def _as_methods(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.split(",")
+    return tuple(str(v).strip().lower() for v in value if str(v).strip())

@@ -1,0 +1,111 @@
+"""Document -> signatures: extract, normalise, shingle, hash, sign. Pure: no I/O."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .config import NearDupConfig
+from .extract import html_to_text
+from .methods import Method, build_methods
+from .normalize import Normalizer
+from .shingles import ShingleHasher
+
+Status = Literal["ok", "no_text"]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One page or text to check. `html` may be bytes (decoded by declared or detected charset)."""
+
+    doc_id: str
+    html: str | bytes | None = None
+    text: str | None = None
+    url: str | None = None
+    encoding: str | None = None
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """A document's signatures under each method, with the facts a verdict reports."""
+
+    doc_id: str
+    status: Status
+    signatures: dict[str, Any] = field(default_factory=dict)
+    keys: dict[str, list[str]] = field(default_factory=dict)
+    language: str | None = None
+    word_count: int = 0
+    title: str = ""
+    text: str = ""
+    truncated: bool = False
+    content_hash: str = ""
+
+
+class Fingerprinter:
+    """Computes every configured method's signature of a document."""
+
+    def __init__(self, config: NearDupConfig | None = None) -> None:
+        self.config = config or NearDupConfig()
+        self.methods: dict[str, Method] = build_methods(self.config)
+        self.normalizer = Normalizer(
+            self.config.language,
+            remove_stopwords=self.config.remove_stopwords,
+            stem=self.config.stem,
+            max_token_chars=self.config.max_token_chars,
+        )
+        self.hasher = ShingleHasher(self.config.hash)
+
+    def params(self) -> dict[str, object]:
+        """Everything that must match between two fingerprints for them to be comparable."""
+        return {
+            "version": 1,
+            "text": self.normalizer.params(),
+            "hash": self.hasher.params(),
+            "methods": {name: m.params() for name, m in self.methods.items()},
+        }
+
+    def text_of(self, doc: Document) -> tuple[str, str, bool]:
+        """(visible text, title, truncated) of a document."""
+        if doc.html is not None and (doc.text is None or not str(doc.text).strip()):
+            extracted = html_to_text(
+                doc.html, encoding=doc.encoding, max_bytes=self.config.max_html_bytes
+            )
+            return extracted.text, extracted.title, extracted.truncated
+        text = doc.text or ""
+        if isinstance(text, bytes):
+            text = text.decode(doc.encoding or "utf-8", errors="replace")
+        truncated = len(text) > self.config.max_html_bytes
+        return text[: self.config.max_html_bytes], "", truncated
+
+    def fingerprint(self, doc: Document) -> Fingerprint:
+        """Signatures of `doc`; status "no_text" when it has fewer than min_tokens words."""
+        text, title, truncated = self.text_of(doc)
+        words = self.normalizer.words(text)
+        content_hash = hashlib.blake2b(" ".join(words.words).encode(), digest_size=16).hexdigest()
+        if len(words.words) < self.config.min_tokens:
+            return Fingerprint(
+                doc.doc_id, "no_text", language=words.language, word_count=len(words.words),
+                title=title, text=text, truncated=truncated, content_hash=content_hash,
+            )
+        signatures = {
+            name: method.signature(words.words, self.hasher)
+            for name, method in self.methods.items()
+        }
+        keys = {name: self.methods[name].keys(sig) for name, sig in signatures.items()}
+        return Fingerprint(
+            doc.doc_id, "ok", signatures, keys, words.language, len(words.words),
+            title, text, truncated, content_hash,
+        )
+
+    def encode(self, fp: Fingerprint) -> dict[str, Any]:
+        """Signatures in their stored (JSON-able) form."""
+        return {name: self.methods[name].encode(sig) for name, sig in fp.signatures.items()}
+
+    def decode(self, stored: dict[str, Any]) -> dict[str, Any]:
+        """Stored signatures back to values, for the methods configured here."""
+        return {
+            name: self.methods[name].decode(raw)
+            for name, raw in stored.items()
+            if name in self.methods
+        }

@@ -1,0 +1,41 @@
+"""Fingerprint index backends behind one contract, chosen by a spec string."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import FingerprintIndex, IndexEntry, IndexError_, IndexParamsError
+from .memory import MemoryIndex
+from .sqlite import SqliteIndex
+
+if TYPE_CHECKING:
+    from ..config import NearDupConfig
+
+__all__ = [
+    "FingerprintIndex",
+    "IndexEntry",
+    "IndexError_",
+    "IndexParamsError",
+    "MemoryIndex",
+    "SqliteIndex",
+    "open_index",
+]
+
+
+def open_index(spec: str, config: NearDupConfig | None = None) -> FingerprintIndex:
+    """`memory`, `sqlite:PATH` or `http(s)://host:port` (Elasticsearch) -> an open index."""
+    if spec == "memory":
+        return MemoryIndex()
+    if spec.startswith("sqlite:"):
+        path = spec[len("sqlite:") :]
+        if not path:
+            raise ValueError("sqlite backend needs a path: sqlite:PATH")
+        return SqliteIndex(path)
+    if spec.startswith(("http://", "https://")):
+        from ..config import NearDupConfig
+        from .elastic import ElasticIndex
+
+        return ElasticIndex.from_config(spec, config or NearDupConfig())
+    raise ValueError(
+        f"unknown backend {spec!r}: use 'memory', 'sqlite:PATH' or 'http(s)://host:port'"
+    )

@@ -1,0 +1,72 @@
+"""The fingerprint index contract every backend fulfils (memory, SQLite, Elasticsearch)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class IndexError_(RuntimeError):
+    """The index cannot do what was asked (unreachable, refused a write, bad state)."""
+
+
+class IndexParamsError(IndexError_):
+    """The index holds fingerprints made with other parameters: mixing them would be wrong."""
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One stored document: its encoded signatures, lookup keys per method, and metadata.
+
+    meta carries at least `cluster` (id of the group's original); also `url`, `duplicate_of`,
+    `similarity`, `method` where known.
+    """
+
+    doc_id: str
+    signatures: dict[str, Any]
+    keys: dict[str, list[str]]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class FingerprintIndex(Protocol):
+    """Stores fingerprints and finds candidates that share a lookup key."""
+
+    def ensure_params(self, params: Mapping[str, Any]) -> None:
+        """Record the fingerprint parameters of a new index; refuse an index built with others."""
+        ...
+
+    def add(self, entry: IndexEntry) -> None:
+        """Store (or replace, for a known doc_id) one document; visible to the next lookup."""
+        ...
+
+    def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
+        """Ids of stored documents sharing at least one key of the same method."""
+        ...
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
+        """Stored entries of the given ids (unknown ids are absent from the result)."""
+        ...
+
+    def count(self) -> int: ...
+
+    def flush(self) -> None:
+        """Make every write durable (and, for a shared index, visible to other processes)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def params_mismatch(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str | None:
+    """A readable description of how two parameter sets differ, or None when they agree."""
+    a = json.loads(json.dumps(stored, sort_keys=True))
+    b = json.loads(json.dumps(wanted, sort_keys=True))
+    if a == b:
+        return None
+    diffs = [
+        f"{key}: index has {a.get(key)!r}, configuration wants {b.get(key)!r}"
+        for key in sorted(set(a) | set(b))
+        if a.get(key) != b.get(key)
+    ]
+    return "; ".join(diffs)

@@ -1,0 +1,67 @@
+"""In-process index: for tests and for one-shot CLI runs."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .base import IndexEntry, IndexParamsError, params_mismatch
+
+
+class MemoryIndex:
+    """Dicts of entries and of key -> ids; nothing survives the process."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, IndexEntry] = {}
+        self._postings: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self._params: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def ensure_params(self, params: Mapping[str, Any]) -> None:
+        if self._params is None:
+            self._params = dict(params)
+        elif (diff := params_mismatch(self._params, params)) is not None:
+            raise IndexParamsError(f"memory index built with other parameters: {diff}")
+
+    def add(self, entry: IndexEntry) -> None:
+        with self._lock:
+            self._remove(entry.doc_id)
+            self._entries[entry.doc_id] = entry
+            for method, keys in entry.keys.items():
+                for key in keys:
+                    self._postings[(method, key)].add(entry.doc_id)
+
+    def _remove(self, doc_id: str) -> None:
+        old = self._entries.pop(doc_id, None)
+        if old is None:
+            return
+        for method, keys in old.keys.items():
+            for key in keys:
+                ids = self._postings.get((method, key))
+                if ids is not None:
+                    ids.discard(doc_id)
+                    if not ids:
+                        del self._postings[(method, key)]
+
+    def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
+        found: set[str] = set()
+        with self._lock:
+            for method, method_keys in keys.items():
+                for key in method_keys:
+                    found |= self._postings.get((method, key), set())
+        return found
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
+        with self._lock:
+            return {i: self._entries[i] for i in ids if i in self._entries}
+
+    def count(self) -> int:
+        return len(self._entries)
+
+    def flush(self) -> None:
+        """Nothing to persist."""
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,154 @@
+"""Embedded, persistent index in one SQLite file (the default backend: no server).
+
+Keys live in an indexed table (method, key) -> doc_id; signatures and metadata as JSON beside the
+document row. Writes are committed in batches (and at flush/close); lookups on the same
+connection see uncommitted writes, so read-after-write holds without a commit per page.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .base import IndexEntry, IndexError_, IndexParamsError, params_mismatch
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS params (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS docs (
+    doc_id TEXT PRIMARY KEY,
+    signatures TEXT NOT NULL,
+    meta TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS keys (
+    method TEXT NOT NULL,
+    key TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    PRIMARY KEY (method, key, doc_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS keys_by_doc ON keys (doc_id);
+"""
+_LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
+
+
+class SqliteIndex:
+    """Fingerprints in a SQLite file, safe to use from the pipeline's worker thread."""
+
+    def __init__(self, path: str | Path, *, commit_every: int = 1000, commit_seconds: float = 2.0):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(
+                str(Path(self.path).expanduser()) if self.path != ":memory:" else self.path,
+                check_same_thread=False,
+                isolation_level="DEFERRED",
+                timeout=30.0,
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            raise IndexError_(f"cannot open SQLite index {self.path!r}: {exc}") from exc
+        self._lock = threading.Lock()
+        self._pending = 0
+        self._last_commit = time.monotonic()
+        self._commit_every = commit_every
+        self._commit_seconds = commit_seconds
+
+    def ensure_params(self, params: Mapping[str, Any]) -> None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
+            if row is None:
+                self._db.execute(
+                    "INSERT INTO params (name, value) VALUES ('fingerprint', ?)",
+                    (json.dumps(params, sort_keys=True),),
+                )
+                self._db.commit()
+                return
+        diff = params_mismatch(json.loads(row[0]), params)
+        if diff is not None:
+            raise IndexParamsError(
+                f"SQLite index {self.path!r} was built with other parameters ({diff}); "
+                "use a new index file or the same settings"
+            )
+
+    def add(self, entry: IndexEntry) -> None:
+        rows = [
+            (method, key, entry.doc_id) for method, keys in entry.keys.items() for key in keys
+        ]
+        with self._lock:
+            self._db.execute("DELETE FROM keys WHERE doc_id = ?", (entry.doc_id,))
+            self._db.execute(
+                "INSERT OR REPLACE INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)",
+                (entry.doc_id, json.dumps(entry.signatures), json.dumps(_keys_meta(entry))),
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO keys (method, key, doc_id) VALUES (?, ?, ?)", rows
+            )
+            self._pending += 1
+            if (
+                self._pending >= self._commit_every
+                or time.monotonic() - self._last_commit > self._commit_seconds
+            ):
+                self._commit()
+
+    def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
+        found: set[str] = set()
+        with self._lock:
+            for method, method_keys in keys.items():
+                unique = list(dict.fromkeys(method_keys))
+                for start in range(0, len(unique), _LOOKUP_CHUNK):
+                    chunk = unique[start : start + _LOOKUP_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    found.update(
+                        row[0]
+                        for row in self._db.execute(
+                            f"SELECT DISTINCT doc_id FROM keys WHERE method = ? AND key IN ({marks})",
+                            (method, *chunk),
+                        )
+                    )
+        return found
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
+        wanted = list(dict.fromkeys(ids))
+        result: dict[str, IndexEntry] = {}
+        with self._lock:
+            for start in range(0, len(wanted), _LOOKUP_CHUNK):
+                chunk = wanted[start : start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for doc_id, signatures, meta in self._db.execute(
+                    f"SELECT doc_id, signatures, meta FROM docs WHERE doc_id IN ({marks})", chunk
+                ):
+                    meta_obj = json.loads(meta)
+                    keys = meta_obj.pop("_keys", {})
+                    result[doc_id] = IndexEntry(doc_id, json.loads(signatures), keys, meta_obj)
+        return result
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    def flush(self) -> None:
+        with self._lock:
+            self._commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._commit()
+            self._db.close()
+
+    def _commit(self) -> None:
+        self._db.commit()
+        self._pending = 0
+        self._last_commit = time.monotonic()
+
+
+def _keys_meta(entry: IndexEntry) -> dict[str, Any]:
+    """Metadata with the entry's keys kept beside it, so get() returns the entry whole."""
+    return {**entry.meta, "_keys": entry.keys}

@@ -1,0 +1,82 @@
+"""Word shingles (overlapping n-grams), each hashed to 64 bits without a Python loop per shingle.
+
+Every distinct word is hashed once (and cached across documents); a shingle's hash is the Rabin
+fingerprint of the concatenated 64-bit fingerprints of its words, which numpy computes for all
+shingles of a document at once. With `xxh64`, words are hashed by xxh64 and combined by xxh64's
+own round function, also vectorised.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import xxhash
+
+from .rabin import RabinHasher, U64Array
+
+_WORD_CACHE_LIMIT = 1_000_000
+_P1, _P2 = np.uint64(0x9E3779B185EBCA87), np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+def shingle_count(words: int, size: int) -> int:
+    """Overlapping shingles in a text of `words` words: words - size + 1, at least one."""
+    return max(words - size + 1, 1) if words else 0
+
+
+class ShingleHasher:
+    """Hashes the word shingles of a document with a fixed 64-bit hash family."""
+
+    def __init__(self, hash_name: Literal["rabin", "xxh64"] = "rabin") -> None:
+        self.hash_name = hash_name
+        self._rabin = RabinHasher()
+        self._cache: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def params(self) -> dict[str, object]:
+        """What decides the hashes (stored with an index so mixed parameters are refused)."""
+        if self.hash_name == "rabin":
+            return {"hash": "rabin64", "polynomial": f"{self._rabin.polynomial:016x}"}
+        return {"hash": "xxh64", "seed": 0}
+
+    def word_hashes(self, words: Sequence[str]) -> U64Array:
+        """64-bit hash of every word, in order."""
+        cache = self._cache
+        missing = {w for w in words if w not in cache}
+        if missing:
+            if self.hash_name == "rabin":
+                new = {w: self._rabin.fingerprint(w.encode("utf-8")) for w in missing}
+            else:
+                new = {w: xxhash.xxh64_intdigest(w.encode("utf-8")) for w in missing}
+            with self._lock:
+                if len(cache) > _WORD_CACHE_LIMIT:
+                    cache.clear()
+                cache.update(new)
+            return np.fromiter((new[w] if w in new else cache[w] for w in words),
+                               dtype=np.uint64, count=len(words))
+        return np.fromiter((cache[w] for w in words), dtype=np.uint64, count=len(words))
+
+    def shingle_hashes(self, words: Sequence[str], size: int) -> U64Array:
+        """Hashes of the overlapping `size`-word shingles (one shingle for a shorter text)."""
+        if not words:
+            return np.empty(0, dtype=np.uint64)
+        word_hashes = self.word_hashes(words)
+        width = min(size, len(word_hashes))
+        count = len(word_hashes) - width + 1
+        h = word_hashes[:count].copy()
+        for offset in range(1, width):
+            following = word_hashes[offset : offset + count]
+            h = self._rabin.extend64(h, following) if self.hash_name == "rabin" else _xxh_round(
+                h, following
+            )
+        return h
+
+
+def _xxh_round(acc: U64Array, value: U64Array) -> U64Array:
+    """xxh64's accumulator round, acc = rotl(acc + v * P2, 31) * P1, over whole arrays."""
+    with np.errstate(over="ignore"):
+        acc = acc + value * _P2
+        acc = (acc << np.uint64(31)) | (acc >> np.uint64(33))
+        return acc * _P1

@@ -1,0 +1,120 @@
+"""Candidates -> verification -> Verdict: the one place that decides what is a near-duplicate."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .config import NearDupConfig
+from .fingerprint import Document, Fingerprint, Fingerprinter
+from .index.base import FingerprintIndex, IndexEntry
+
+VerdictStatus = Literal["ok", "no_text", "error", "unchecked"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What neardup decided about one document, and why."""
+
+    doc_id: str
+    status: VerdictStatus
+    duplicate_of: str | None = None
+    similarity: float | None = None
+    method: str | None = None
+    cluster: str | None = None  # id of the group's original (the document itself when new)
+    scores: dict[str, float] = field(default_factory=dict)  # best similarity per method
+    candidates: int = 0
+    reason: str = ""
+
+    @property
+    def is_duplicate(self) -> bool:
+        return self.duplicate_of is not None
+
+
+@dataclass(frozen=True)
+class _Match:
+    doc_id: str
+    cluster: str
+    method: str
+    similarity: float
+
+
+class Deduplicator:
+    """Checks documents against an index and records them, with one fingerprinter's rules."""
+
+    def __init__(
+        self,
+        index: FingerprintIndex,
+        config: NearDupConfig | None = None,
+        fingerprinter: Fingerprinter | None = None,
+    ) -> None:
+        self.config = config or NearDupConfig()
+        self.fingerprinter = fingerprinter or Fingerprinter(self.config)
+        self.index = index
+        # An index made with other text rules, hashes or method parameters is refused here.
+        index.ensure_params(self.fingerprinter.params())
+
+    def check(self, doc: Document) -> tuple[Verdict, Fingerprint]:
+        """Verdict for `doc` against what the index holds (the index is not changed)."""
+        fp = self.fingerprinter.fingerprint(doc)
+        if fp.status != "ok":
+            return Verdict(doc.doc_id, "no_text", reason="no words to compare"), fp
+        return self.verdict_for(fp), fp
+
+    def verdict_for(self, fp: Fingerprint) -> Verdict:
+        """Verify every candidate sharing a lookup key; the most similar duplicate wins."""
+        ids = self.index.candidates(fp.keys)
+        ids.discard(fp.doc_id)  # a page is never its own duplicate
+        stored = self.index.get(ids)
+        scores: dict[str, float] = {}
+        best: _Match | None = None
+        for cand_id in sorted(stored):
+            entry = stored[cand_id]
+            cand_sigs = self.fingerprinter.decode(entry.signatures)
+            for name, method in self.fingerprinter.methods.items():
+                if name not in cand_sigs or name not in fp.signatures:
+                    continue
+                sim = method.similarity(fp.signatures[name], cand_sigs[name])
+                scores[name] = max(scores.get(name, 0.0), sim)
+                if method.is_duplicate(fp.signatures[name], cand_sigs[name]) and (
+                    best is None or sim > best.similarity
+                ):
+                    cluster = str(entry.meta.get("cluster") or cand_id)
+                    best = _Match(cand_id, cluster, name, sim)
+        if best is None:
+            return Verdict(fp.doc_id, "ok", cluster=fp.doc_id, scores=scores, candidates=len(ids))
+        return Verdict(
+            fp.doc_id,
+            "ok",
+            duplicate_of=best.doc_id,
+            similarity=round(best.similarity, 6),
+            method=best.method,
+            cluster=best.cluster,
+            scores=scores,
+            candidates=len(ids),
+            reason=f"{best.method} similarity {best.similarity:.3f} to {best.doc_id}",
+        )
+
+    def record(self, fp: Fingerprint, verdict: Verdict, url: str | None = None) -> None:
+        """Store a checked document so later pages are compared with it."""
+        if fp.status != "ok":
+            return
+        meta: dict[str, Any] = {
+            "cluster": verdict.cluster or fp.doc_id,
+            "duplicate_of": verdict.duplicate_of,
+            "similarity": verdict.similarity,
+            "method": verdict.method,
+            "url": url,
+            "added": time.time(),
+        }
+        self.index.add(
+            IndexEntry(fp.doc_id, self.fingerprinter.encode(fp), fp.keys, meta)
+        )
+
+    def process(self, doc: Document) -> Verdict:
+        """Check and, by policy, record: originals always, duplicates when index_duplicates."""
+        verdict, fp = self.check(doc)
+        if verdict.status == "ok" and (not verdict.is_duplicate or self.config.index_duplicates):
+            self.record(fp, verdict, doc.url)
+        return verdict

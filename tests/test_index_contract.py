@@ -1,0 +1,110 @@
+"""One contract, every backend: memory, SQLite and the real Elasticsearch test server."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from neardup_pipeline import Deduplicator, Document, NearDupConfig
+from neardup_pipeline.index import FingerprintIndex, IndexEntry, IndexParamsError, open_index
+from neardup_pipeline.simhash import block_keys
+
+
+@pytest.fixture
+def index(backend_config: NearDupConfig) -> Iterator[FingerprintIndex]:
+    opened = open_index(backend_config.backend, backend_config)
+    yield opened
+    opened.close()
+
+
+def entry(doc_id: str, fingerprint: int, **meta: object) -> IndexEntry:
+    return IndexEntry(
+        doc_id,
+        {"simhash": f"{fingerprint:016x}"},
+        {"simhash": block_keys(fingerprint)},
+        {"cluster": doc_id, **meta},
+    )
+
+
+def test_read_after_write_without_flush(index: FingerprintIndex) -> None:
+    index.add(entry("a", 0x1234_5678_9ABC_DEF0, url="http://x/a"))
+    assert index.candidates({"simhash": block_keys(0x1234_5678_9ABC_DEF1)}) == {"a"}
+    got = index.get(["a", "missing"])
+    assert set(got) == {"a"}
+    assert got["a"].signatures == {"simhash": "123456789abcdef0"}
+    assert got["a"].meta["url"] == "http://x/a"
+    assert got["a"].keys["simhash"] == block_keys(0x1234_5678_9ABC_DEF0)
+    assert index.count() == 1
+
+
+def test_candidates_need_a_shared_key_of_the_same_method(index: FingerprintIndex) -> None:
+    index.add(entry("a", 0))
+    assert index.candidates({"simhash": block_keys(2**64 - 1)}) == set()
+    assert index.candidates({"minhash": block_keys(0)}) == set()
+    assert index.candidates({}) == set()
+
+
+def test_re_adding_a_doc_id_replaces_it(index: FingerprintIndex) -> None:
+    index.add(entry("a", 0))
+    index.add(entry("a", 2**64 - 1))
+    index.flush()
+    assert index.candidates({"simhash": block_keys(0)}) == set()
+    assert index.candidates({"simhash": block_keys(2**64 - 1)}) == {"a"}
+    assert index.count() == 1
+
+
+def test_flush_keeps_everything_findable(index: FingerprintIndex) -> None:
+    rng = random.Random(1)
+    fps = {f"doc-{i}": rng.getrandbits(64) for i in range(300)}
+    for doc_id, fp in fps.items():
+        index.add(entry(doc_id, fp))
+    index.flush()
+    assert index.count() == 300
+    for doc_id, fp in list(fps.items())[::37]:
+        assert doc_id in index.candidates({"simhash": block_keys(fp ^ 0b101)})
+    assert set(index.get(fps)) == set(fps)
+
+
+def test_unusual_ids_round_trip(index: FingerprintIndex) -> None:
+    ids = ["http://example.com/a?b=c&d=é#f", "x" * 2000, "слово/ٴپ", "with space"]
+    for n, doc_id in enumerate(ids):
+        index.add(entry(doc_id, n * 0x0101_0101_0101_0101))
+    index.flush()
+    assert set(index.get(ids)) == set(ids)
+
+
+def test_parameters_are_recorded_and_mismatch_refused(backend_config: NearDupConfig) -> None:
+    first = open_index(backend_config.backend, backend_config)
+    Deduplicator(first, backend_config)
+    if backend_config.backend != "memory":  # persistent: the record outlives the process
+        first.close()
+        first = open_index(backend_config.backend, backend_config)
+    again = first
+    Deduplicator(again, backend_config)  # same parameters: accepted
+    with pytest.raises(IndexParamsError, match="blocks"):
+        Deduplicator(again, backend_config.replace(simhash_blocks=6))
+    again.close()
+
+
+def test_persistent_backends_survive_reopening(persistent_config: NearDupConfig) -> None:
+    backend_config = persistent_config
+    first = open_index(backend_config.backend, backend_config)
+    first.add(entry("kept", 42))
+    first.close()
+    reopened = open_index(backend_config.backend, backend_config)
+    assert reopened.candidates({"simhash": block_keys(42)}) == {"kept"}
+    reopened.close()
+
+
+def test_deduplicator_on_every_backend(backend_config: NearDupConfig) -> None:
+    text = " ".join(f"word{i % 97} token{i % 89} term{i % 83}" for i in range(400))
+    index = open_index(backend_config.backend, backend_config)
+    dedup = Deduplicator(index, backend_config)
+    assert not dedup.process(Document("one", text=text)).is_duplicate
+    second = dedup.process(Document("two", text=text + " appended words here"))
+    assert second.duplicate_of == "one" and second.cluster == "one"
+    again = dedup.process(Document("one", text=text))
+    assert again.duplicate_of == "two"  # its copy, never itself
+    index.close()

@@ -1,0 +1,124 @@
+"""HTML extraction and normalisation: real behaviour on crafted and hostile input."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup_pipeline.extract import html_to_text
+from neardup_pipeline.normalize import Normalizer, canonical_text, detect_language
+
+
+def test_invisible_content_and_comments_are_dropped() -> None:
+    html = (
+        "<html><head><title>Title here</title><style>p{}</style><script>var x=1</script></head>"
+        "<body><noscript>enable js</noscript><template><p>tpl</p></template>"
+        "<p>Hello <b>wo</b>rld</p><!-- secret --><p>next</p></body></html>"
+    )
+    extracted = html_to_text(html)
+    assert extracted.text == "Hello world next"
+    assert extracted.title == "Title here"
+    assert extracted.parser == "lxml"
+
+
+def test_entities_from_a_dtd_are_never_expanded() -> None:
+    bomb = (
+        '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+        '<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>'
+        "<html><body><p>&lol2;</p><p>&amp; kept</p></body></html>"
+    )
+    text = html_to_text(bomb).text
+    assert "lollol" not in text
+    assert "& kept" in text
+
+
+def test_external_entities_and_resources_are_not_loaded() -> None:
+    html = (
+        '<!DOCTYPE x [<!ENTITY ext SYSTEM "file:///etc/passwd">]>'
+        '<html><body><p>&ext;</p><img src="http://127.0.0.1:9/x.png"></body></html>'
+    )
+    assert "root:" not in html_to_text(html).text
+
+
+def test_bytes_are_decoded_by_declared_charset() -> None:
+    html = '<meta charset="windows-1251"><p>Привет мир</p>'.encode("cp1251")
+    extracted = html_to_text(html)
+    assert extracted.text == "Привет мир"
+    assert extracted.encoding == "windows-1251"
+
+
+def test_xhtml_with_encoding_declaration_parses_with_lxml() -> None:
+    html = '<?xml version="1.0" encoding="UTF-8"?><html><body><p>é text</p></body></html>'
+    extracted = html_to_text(html)
+    assert (extracted.text, extracted.parser) == ("é text", "lxml")
+
+
+def test_deep_nesting_keeps_the_text() -> None:
+    depth = 20_000
+    extracted = html_to_text("<div>" * depth + "deep text" + "</div>" * depth)
+    assert extracted.text == "deep text"
+
+
+def test_oversized_page_is_cut_not_refused() -> None:
+    extracted = html_to_text("<p>" + "word " * 1000 + "</p>", max_bytes=100)
+    assert extracted.truncated
+    assert 0 < len(extracted.text) <= 100
+
+
+def test_nul_bytes_and_invalid_utf8_do_not_break_parsing() -> None:
+    extracted = html_to_text(b"<p>caf\xe9 \x00 ok \xff\xfe</p>")
+    assert "ok" in extracted.text
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "words"),
+    [
+        ("The quick brown foxes were jumping", "en", ["quick", "brown", "fox", "jump"]),
+        ("Быстрые коричневые лисы прыгали через собак", "ru", ["быстр", "коричнев", "лис"]),
+        ("Les guineus marrons saltaven per sobre dels gossos", "ca", ["guin", "marron", "salt"]),
+    ],
+)
+def test_stop_words_and_stems(text: str, language: str, words: list[str]) -> None:
+    result = Normalizer(language).words(text)
+    assert result.words[: len(words)] == words
+    assert result.language == language
+
+
+def test_persian_letter_forms_and_half_space_are_folded() -> None:
+    arabic_forms = "كتاب‌هاي"  # Arabic kaf/yeh, ZWNJ
+    persian_forms = "کتابهای"
+    assert canonical_text(arabic_forms) == canonical_text(persian_forms)
+    norm = Normalizer("fa")
+    assert norm.words("این کتاب‌ها را خواندم").words == norm.words("اين كتابها را خواندم").words
+    assert "را" not in norm.words("این کتاب‌ها را خواندم").words  # a Persian stop word
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("This is a sentence written in plain English about databases and indexes.", "en"),
+        ("Это предложение написано на русском языке о базах данных и индексах.", "ru"),
+        ("Aquesta frase està escrita en català sobre les bases de dades i els índexs.", "ca"),
+        ("این جمله به زبان فارسی درباره پایگاه داده و نمایه نوشته شده است.", "fa"),
+    ],
+)
+def test_language_detection(text: str, code: str) -> None:
+    assert detect_language(text) == code
+
+
+def test_nfkc_and_casefold_make_variants_equal() -> None:
+    norm = Normalizer("en")
+    assert norm.words("ＳＴＲＡＳＳＥ ﬁle Straße").words == norm.words("strasse file STRASSE").words
+
+
+def test_overlong_tokens_are_not_words() -> None:
+    assert Normalizer("en", max_token_chars=10).words("short " + "x" * 50).words == ["short"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(), st.binary()))
+def test_any_input_extracts_without_crashing(data: str | bytes) -> None:
+    extracted = html_to_text(data)
+    assert isinstance(extracted.text, str)
+    Normalizer().words(extracted.text)
