@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config import ConfigError
 from .base import FingerprintIndex, IndexEntry, IndexError_, IndexParamsError
 from .memory import MemoryIndex
 from .sqlite import SqliteIndex
@@ -29,13 +30,13 @@ def open_index(spec: str, config: NearDupConfig | None = None) -> FingerprintInd
     if spec.startswith("sqlite:"):
         path = spec[len("sqlite:") :]
         if not path:
-            raise ValueError("sqlite backend needs a path: sqlite:PATH")
+            raise ConfigError("sqlite backend needs a path: sqlite:PATH")
         return SqliteIndex(path)
     if spec.startswith(("http://", "https://")):
         from ..config import NearDupConfig
         from .elastic import ElasticIndex
 
         return ElasticIndex.from_config(spec, config or NearDupConfig())
-    raise ValueError(
+    raise ConfigError(
         f"unknown backend {spec!r}: use 'memory', 'sqlite:PATH' or 'http(s)://host:port'"
     )

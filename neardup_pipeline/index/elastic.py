@@ -1,0 +1,537 @@
+"""Elasticsearch fingerprint index: shared by every crawler process that points at one cluster.
+
+One document per page in the fingerprint index (mapping in `es_mappings/fingerprints.json`):
+`<method>_keys` keyword arrays for the `terms` lookups, the encoded signatures in a non-indexed
+object for verification in Python, and the verdict metadata as typed fields.
+
+Writes are buffered and sent with the bulk helper. Elasticsearch is near-real-time: a document is
+searchable only after a refresh, so every entry this process added stays in an in-process
+write-through cache (a MemoryIndex) until it has been flushed AND refreshed; lookups merge the
+cache with Elasticsearch, and for a doc id in the cache the cache wins (its keys may have changed).
+Policy: one `indices.refresh` per bulk batch (every `es_bulk_size` writes and at flush/close),
+never one per item, which would cost a segment per page. Other processes see our writes after our
+flush; `count()` flushes first, so it never counts a pending re-add twice.
+
+The sync client is deliberate: the Scrapy pipeline calls the index from one worker thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from elastic_transport import SerializationError, TransportError
+from elasticsearch import ApiError, BadRequestError, Elasticsearch, helpers
+
+from ..mappings import load_mapping
+from .base import IndexEntry, IndexError_, IndexParamsError, params_mismatch
+from .memory import MemoryIndex
+
+if TYPE_CHECKING:
+    from ..config import NearDupConfig
+
+__all__ = ["ElasticIndex", "es_id"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MAX_ID_BYTES = 512  # Elasticsearch refuses longer _id values
+PARAMS_META_KEY = "neardup_params"
+REQUEST_TIMEOUT = 30.0  # seconds per request; bulk of es_bulk_size small docs is far below
+START_TIMEOUT = 5.0  # seconds for the reachability probe: fail fast, never hang at start
+CLIENT_RETRIES = 2  # the client's own retries (connection errors, timeouts, 429/502/503/504)
+TRANSPORT_ATTEMPTS = 3  # our retries around a whole call, with backoff, once the client gave up
+BACKOFF_SECONDS = 0.5  # doubled after each failed attempt
+MAX_CANDIDATES = 10_000  # = the default index.max_result_window
+MGET_CHUNK = 1000
+_METHOD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_TYPED_META = ("url", "cluster", "duplicate_of", "similarity", "method")
+_PAGE_FIELDS = (
+    "url",
+    "title",
+    "text",
+    "cluster_id",
+    "is_canonical",
+    "duplicate_of",
+    "similarity",
+    "method",
+    "crawled_at",
+)
+
+
+def es_id(value: str) -> str:
+    """The document `_id` for a doc id or URL: itself when it fits 512 bytes, else its sha256."""
+    raw = value.encode("utf-8")
+    return value if len(raw) <= MAX_ID_BYTES else hashlib.sha256(raw).hexdigest()
+
+
+def _keys_field(method: str) -> str:
+    """`<method>_keys`; method names become field names, so no dots or odd characters."""
+    if not _METHOD_NAME.match(method):
+        raise IndexError_(f"method name {method!r} cannot name an Elasticsearch field")
+    return f"{method}_keys"
+
+
+def _redact(url: str) -> str:
+    """The URL without user:password, safe to log."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def _error_type(exc: ApiError) -> str | None:
+    """The `error.type` of an Elasticsearch error response, when it has one."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error")
+    return str(error.get("type")) if isinstance(error, dict) else None
+
+
+def _describe(exc: BaseException) -> str:
+    """A short readable reason from an ApiError / TransportError (never the request body)."""
+    if isinstance(exc, ApiError):
+        info = exc.info if isinstance(exc.info, dict) else {}
+        error = info.get("error")
+        if isinstance(error, dict):
+            return f"status {exc.meta.status}: {error.get('type')}: {error.get('reason')}"
+        return f"status {exc.meta.status}: {exc.message}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class ElasticIndex:
+    """FingerprintIndex on Elasticsearch, with bulk writes and a read-after-write cache."""
+
+    def __init__(
+        self,
+        client: Elasticsearch,
+        *,
+        fingerprint_index: str = "neardup-fingerprints",
+        pages_index: str | None = None,
+        bulk_size: int = 500,
+        max_candidates: int = MAX_CANDIDATES,
+        location: str = "Elasticsearch",
+    ) -> None:
+        self._client = client
+        self.fingerprint_index = fingerprint_index
+        self.pages_index = pages_index
+        self.bulk_size = max(1, bulk_size)
+        self.max_candidates = max_candidates
+        self._location = location
+        self._lock = threading.RLock()
+        # Pending bulk actions by (index, _id): a re-add before the flush replaces the action.
+        self._buffer: dict[tuple[str, str], dict[str, Any]] = {}
+        # Entries added since they last became searchable; authoritative for their doc ids.
+        self._cache = MemoryIndex()
+        self._cached: dict[str, IndexEntry] = {}
+        self._closed = False
+        self._warned_truncated = False
+        self._start()
+
+    @classmethod
+    def from_config(cls, url: str, config: NearDupConfig) -> ElasticIndex:
+        """Client from the config (or NEARDUP_ES_* environment), then a checked, ready index."""
+        api_key = config.es_api_key or os.environ.get("NEARDUP_ES_API_KEY") or None
+        basic_auth = config.es_basic_auth
+        if basic_auth is None and os.environ.get("NEARDUP_ES_USERNAME"):
+            basic_auth = (
+                os.environ["NEARDUP_ES_USERNAME"],
+                os.environ.get("NEARDUP_ES_PASSWORD", ""),
+            )
+        kwargs: dict[str, Any] = {
+            "request_timeout": REQUEST_TIMEOUT,
+            "max_retries": CLIENT_RETRIES,
+            "retry_on_timeout": True,
+        }
+        if api_key:
+            kwargs["api_key"] = api_key  # wins over basic auth when both are configured
+        elif basic_auth is not None:
+            kwargs["basic_auth"] = tuple(basic_auth)
+        if url.startswith("https://"):
+            kwargs["verify_certs"] = config.es_verify_certs
+            if config.es_ca_certs:
+                kwargs["ca_certs"] = config.es_ca_certs
+        location = _redact(url)
+        log.info(
+            "neardup: Elasticsearch fingerprint index %r at %s (auth: %s)",
+            config.fingerprint_index,
+            location,
+            "api key" if api_key else "basic" if basic_auth else "none",
+        )
+        try:
+            client = Elasticsearch(url, **kwargs)
+        except (ValueError, TypeError) as exc:
+            raise IndexError_(f"bad Elasticsearch settings for {location}: {exc}") from exc
+        try:
+            return cls(
+                client,
+                fingerprint_index=config.fingerprint_index,
+                pages_index=config.pages_index,
+                bulk_size=config.es_bulk_size,
+                location=location,
+            )
+        except BaseException:
+            client.close()
+            raise
+
+    # ------------------------------------------------------------------ start
+
+    def _start(self) -> None:
+        """Probe the server (bounded), install templates, create missing indices."""
+        probe = self._client.options(request_timeout=START_TIMEOUT, max_retries=0)
+        try:
+            probe.cluster.health(timeout=f"{int(START_TIMEOUT)}s")
+        except ApiError as exc:
+            # Reachable, but refused (auth, privileges): the later calls will say precisely.
+            if exc.meta.status in (401,):
+                raise IndexError_(
+                    f"Elasticsearch at {self._location} refused the credentials ({_describe(exc)})"
+                ) from exc
+        except TransportError as exc:
+            raise IndexError_(
+                f"Elasticsearch at {self._location} is not reachable ({_describe(exc)}); "
+                "check the URL, that the server runs, and the network"
+            ) from exc
+        self._install("fingerprints", self.fingerprint_index, "neardup-fingerprints")
+        if self.pages_index:
+            self._install("pages", self.pages_index, "neardup-pages")
+
+    def _install(self, name: str, index: str, template_name: str) -> None:
+        """Put the composable template when missing or older; create the index with the mapping."""
+        template = load_mapping(f"{name}-template")
+        body = load_mapping(name)
+        try:
+            current = self._call(
+                lambda: self._client.options(ignore_status=404).indices.get_index_template(
+                    name=template_name
+                )
+            )
+            installed = [t["index_template"] for t in current.body.get("index_templates", [])]
+            if not installed or int(installed[0].get("version") or 0) < int(template["version"]):
+                # The client names the body's `_meta` parameter `meta`.
+                args = {("meta" if k == "_meta" else k): v for k, v in template.items()}
+                self._call(
+                    lambda: self._client.indices.put_index_template(name=template_name, **args)
+                )
+            try:
+                self._call(
+                    lambda: self._client.indices.create(
+                        index=index, settings=body["settings"], mappings=body["mappings"]
+                    )
+                )
+            except BadRequestError as exc:
+                if _error_type(exc) != "resource_already_exists_exception":
+                    raise
+                # Existing index (another process, an older version): add what is missing.
+                mappings = {k: v for k, v in body["mappings"].items() if k != "_meta"}
+                self._call(lambda: self._client.indices.put_mapping(index=index, **mappings))
+        except ApiError as exc:
+            raise IndexError_(
+                f"cannot prepare Elasticsearch index {index!r} at {self._location}: "
+                f"{_describe(exc)}"
+            ) from exc
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        """Run a request, retrying transport failures with backoff a bounded number of times."""
+        delay = BACKOFF_SECONDS
+        for attempt in range(1, TRANSPORT_ATTEMPTS + 1):
+            try:
+                return fn()
+            except SerializationError as exc:  # a value JSON cannot carry: retrying cannot help
+                raise IndexError_(f"cannot encode or decode a request: {exc}") from exc
+            except TransportError as exc:
+                if attempt == TRANSPORT_ATTEMPTS:
+                    raise IndexError_(
+                        f"Elasticsearch at {self._location} failed {attempt} times: "
+                        f"{_describe(exc)}"
+                    ) from exc
+                log.warning(
+                    "neardup: Elasticsearch request failed (%s), retry in %.1fs",
+                    _describe(exc),
+                    delay,
+                )
+                time.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------------ contract
+
+    def ensure_params(self, params: Mapping[str, Any]) -> None:
+        """Keep the parameters in the index mapping's `_meta`; refuse an index built with others."""
+        try:
+            meta = self._meta()
+            stored = meta.get(PARAMS_META_KEY)
+            if stored is None:
+                new_meta = {**meta, PARAMS_META_KEY: dict(params)}
+                self._call(
+                    lambda: self._client.indices.put_mapping(
+                        index=self.fingerprint_index, meta=new_meta
+                    )
+                )
+                # Read back: another process may have stored its parameters at the same moment.
+                stored = self._meta().get(PARAMS_META_KEY)
+        except ApiError as exc:
+            raise IndexError_(
+                f"cannot read or store the parameters of {self.fingerprint_index!r}: "
+                f"{_describe(exc)}"
+            ) from exc
+        diff = params_mismatch(stored or {}, params)
+        if diff is not None:
+            raise IndexParamsError(
+                f"Elasticsearch index {self.fingerprint_index!r} was built with other parameters "
+                f"({diff}); use another fingerprint_index or the same settings"
+            )
+
+    def _meta(self) -> dict[str, Any]:
+        response = self._call(
+            lambda: self._client.indices.get_mapping(index=self.fingerprint_index)
+        )
+        for body in response.body.values():  # one entry, keyed by the concrete index name
+            meta = body.get("mappings", {}).get("_meta", {})
+            return dict(meta) if isinstance(meta, dict) else {}
+        return {}
+
+    def add(self, entry: IndexEntry) -> None:
+        """Buffer the write and cache the entry; a full buffer is flushed (and refreshed)."""
+        source: dict[str, Any] = {
+            "doc_id": entry.doc_id,
+            "key_methods": sorted(entry.keys),
+            "signatures": entry.signatures,
+            "meta": entry.meta,
+            "added": _now(),
+        }
+        for method, keys in entry.keys.items():
+            source[_keys_field(method)] = list(keys)
+        for name in _TYPED_META:
+            if entry.meta.get(name) is not None:
+                source[name] = entry.meta[name]
+        self._encodable(source, f"fingerprint {entry.doc_id!r}")
+        with self._lock:
+            self._check_open()
+            self._cache.add(entry)
+            self._cached[entry.doc_id] = entry
+            self._queue(self.fingerprint_index, es_id(entry.doc_id), source)
+
+    def add_page(self, doc: Mapping[str, Any]) -> None:
+        """Queue a kept page for the content index (a no-op when `pages_index` is not set).
+
+        The page's `cluster_id` lets searches `collapse` near-duplicates away.
+        """
+        if not self.pages_index:
+            return
+        url = doc.get("url")
+        if not isinstance(url, str) or not url:
+            raise IndexError_("a page for the pages index needs a non-empty string 'url'")
+        source = {name: doc[name] for name in _PAGE_FIELDS if doc.get(name) is not None}
+        source.setdefault("crawled_at", _now())
+        self._encodable(source, f"page {url!r}")
+        with self._lock:
+            self._check_open()
+            self._queue(self.pages_index, es_id(url), source)
+
+    def _encodable(self, source: dict[str, Any], what: str) -> None:
+        """Refuse a value JSON cannot carry now, so it never poisons a whole bulk batch later."""
+        try:
+            self._client.transport.serializers.dumps(source, mimetype="application/json")
+        except SerializationError as exc:
+            raise IndexError_(f"cannot encode {what} for Elasticsearch: {exc}") from exc
+
+    def _queue(self, index: str, doc_id: str, source: dict[str, Any]) -> None:
+        self._buffer.pop((index, doc_id), None)  # re-queue at the end: the newest write wins
+        self._buffer[(index, doc_id)] = {"_index": index, "_id": doc_id, "_source": source}
+        if len(self._buffer) >= self.bulk_size:
+            self._flush()
+
+    def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
+        """Ids sharing a key: Elasticsearch's `terms` hits, corrected by this process's cache."""
+        should = [
+            {"terms": {_keys_field(method): list(dict.fromkeys(values))}}
+            for method, values in keys.items()
+            if values
+        ]
+        with self._lock:
+            self._check_open()
+            found = self._cache.candidates(keys)
+            cached = set(self._cached)
+        if not should:
+            return found
+        query = {"bool": {"filter": [{"bool": {"should": should, "minimum_should_match": 1}}]}}
+        try:
+            response = self._call(
+                lambda: self._client.search(
+                    index=self.fingerprint_index,
+                    query=query,
+                    size=self.max_candidates,
+                    source_includes=["doc_id"],
+                    track_total_hits=self.max_candidates + 1,
+                    sort=["_doc"],  # no scoring: a filter-only lookup
+                    request_cache=False,
+                )
+            )
+        except ApiError as exc:
+            raise IndexError_(f"candidate lookup failed: {_describe(exc)}") from exc
+        hits = response.body["hits"]
+        if hits["total"]["value"] > self.max_candidates and not self._warned_truncated:
+            self._warned_truncated = True
+            log.warning(
+                "neardup: more than %d candidates share a key; only the first %d are verified",
+                self.max_candidates,
+                self.max_candidates,
+            )
+        for hit in hits["hits"]:
+            doc_id = hit["_source"]["doc_id"]
+            if doc_id not in cached:  # a cached (pending) entry's keys may have changed
+                found.add(doc_id)
+        return found
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
+        """Entries of the ids: the cache first, then `mget` for the rest."""
+        wanted = list(dict.fromkeys(ids))
+        with self._lock:
+            self._check_open()
+            result = self._cache.get(wanted)
+        rest = [i for i in wanted if i not in result]
+        for start in range(0, len(rest), MGET_CHUNK):
+            chunk = rest[start : start + MGET_CHUNK]
+            by_es_id = {es_id(doc_id): doc_id for doc_id in chunk}
+            try:
+                response = self._call(
+                    partial(self._client.mget, index=self.fingerprint_index, ids=list(by_es_id))
+                )
+            except ApiError as exc:
+                raise IndexError_(f"fetching stored fingerprints failed: {_describe(exc)}") from exc
+            for doc in response.body["docs"]:
+                if not doc.get("found"):
+                    continue
+                entry = _entry(doc["_source"])
+                if by_es_id.get(doc["_id"]) == entry.doc_id:  # guards the sha256 _id mapping
+                    result[entry.doc_id] = entry
+        return result
+
+    def count(self) -> int:
+        """Documents in the index; flushes first so pending re-adds are not counted twice."""
+        with self._lock:
+            self._check_open()
+            self._flush()
+            try:
+                response = self._call(lambda: self._client.count(index=self.fingerprint_index))
+            except ApiError as exc:
+                raise IndexError_(f"counting fingerprints failed: {_describe(exc)}") from exc
+            return int(response.body["count"])
+
+    def flush(self) -> None:
+        """Send the buffer, refresh, and let Elasticsearch answer for what was sent."""
+        with self._lock:
+            self._check_open()
+            self._flush()
+
+    def close(self) -> None:
+        """Flush, then close the client (even when the flush fails)."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self._flush()
+            finally:
+                self._closed = True
+                self._client.close()
+
+    # ------------------------------------------------------------------ bulk
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        actions = list(self._buffer.values())
+        try:
+            _, errors = self._call(lambda: self._bulk(actions))
+        except ApiError as exc:
+            raise IndexError_(f"bulk write rejected: {_describe(exc)}") from exc
+        # Sent (or refused for good): the buffer is done either way; on a transport failure
+        # (_call raised above) it stays for the next flush.
+        self._buffer.clear()
+        failed = {(e["_index"], e["_id"]) for e in errors}
+        refresh = sorted({a["_index"] for a in actions if (a["_index"], a["_id"]) not in failed})
+        if refresh:
+            try:
+                self._call(lambda: self._client.indices.refresh(index=",".join(refresh)))
+            except ApiError as exc:
+                raise IndexError_(f"refresh after bulk failed: {_describe(exc)}") from exc
+        # Now searchable (or never stored): Elasticsearch is the truth for these doc ids again.
+        sent = {a["_source"]["doc_id"] for a in actions if a["_index"] == self.fingerprint_index}
+        keep = {doc_id: e for doc_id, e in self._cached.items() if doc_id not in sent}
+        if len(keep) != len(self._cached):
+            self._cached = keep
+            self._cache = MemoryIndex()
+            for entry in keep.values():
+                self._cache.add(entry)
+        if errors:
+            raise IndexError_(_bulk_summary(errors, len(actions)))
+
+    def _bulk(self, actions: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
+        """One bulk helper run; per-document errors returned, 429s retried by the helper."""
+        success, raw_errors = helpers.bulk(
+            self._client,
+            actions,
+            chunk_size=max(len(actions), 1),
+            raise_on_error=False,
+            raise_on_exception=True,
+            max_retries=3,
+            initial_backoff=1,
+            stats_only=False,
+        )
+        errors: list[dict[str, Any]] = []
+        assert isinstance(raw_errors, list)
+        for item in raw_errors:
+            for op in item.values():  # {"index": {"_index", "_id", "status", "error"}}
+                errors.append(op)
+        return success, errors
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IndexError_("the Elasticsearch index is closed")
+
+    def __repr__(self) -> str:
+        return f"ElasticIndex({self._location!r}, {self.fingerprint_index!r})"
+
+
+def _bulk_summary(errors: list[dict[str, Any]], total: int) -> str:
+    """`N of M documents refused: reasons` with the first few documents named."""
+    shown = []
+    for op in errors[:3]:
+        error = op.get("error")
+        if isinstance(error, dict):
+            reason = f"{error.get('type')}: {error.get('reason')}"
+        else:
+            reason = str(error)
+        shown.append(f"{op.get('_index')}/{op.get('_id')} (status {op.get('status')}): {reason}")
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return f"Elasticsearch refused {len(errors)} of {total} documents: " + "; ".join(shown) + more
+
+
+def _entry(source: Mapping[str, Any]) -> IndexEntry:
+    """An IndexEntry from a stored fingerprint document."""
+    methods = source.get("key_methods") or [
+        name[: -len("_keys")] for name in source if name.endswith("_keys")
+    ]
+    keys = {method: list(source.get(f"{method}_keys") or []) for method in methods}
+    return IndexEntry(
+        doc_id=source["doc_id"],
+        signatures=dict(source.get("signatures") or {}),
+        keys=keys,
+        meta=dict(source.get("meta") or {}),
+    )

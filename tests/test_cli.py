@@ -1,0 +1,117 @@
+"""`neardup` command line, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_fingerprint import ARTICLE
+
+
+def neardup(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "neardup_pipeline", *args],
+        capture_output=True, text=True, input=stdin, timeout=120, check=False,
+    )
+
+
+def write_jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text(
+        "\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+CORPUS = [
+    {"id": "orig", "html": f"<html><body><nav>Home</nav><p>{ARTICLE}</p></body></html>"},
+    {"id": "copy", "text": "Posted on Monday. " + ARTICLE, "url": "http://b.example/copy"},
+    {"id": "other", "text": ARTICLE[::-1]},
+    {"id": "empty", "html": "<html><body><img src='x.png'></body></html>"},
+    {"id": "copy2", "text": ARTICLE + " Share this article."},
+]
+
+
+def test_dedup_writes_one_line_per_document_in_input_order(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", list(CORPUS))
+    out = tmp_path / "out.jsonl"
+    result = neardup("dedup", str(source), "--method", "simhash", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no progress bar when stderr is not a terminal
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["id"] for line in lines] == [doc["id"] for doc in CORPUS]
+    by_id = {line["id"]: line for line in lines}
+    assert by_id["orig"] == {
+        "id": "orig", "duplicate_of": None, "similarity": None, "method": None, "cluster": "orig"
+    }
+    assert by_id["copy"]["duplicate_of"] == "orig" and by_id["copy"]["cluster"] == "orig"
+    assert by_id["copy"]["method"] == "simhash" and 0.9 < by_id["copy"]["similarity"] <= 1
+    assert by_id["copy2"]["cluster"] == "orig"
+    assert by_id["other"]["duplicate_of"] is None and by_id["other"]["cluster"] == "other"
+    assert by_id["empty"]["status"] == "no_text" and by_id["empty"]["cluster"] == "empty"
+
+
+def test_dedup_reports_bad_lines_and_keeps_going(tmp_path: Path) -> None:
+    source = write_jsonl(
+        tmp_path / "in.jsonl",
+        [CORPUS[0], "{not json", {"html": "<p>no id</p>"}, {"id": "x"}, [1, 2], CORPUS[1]],
+    )
+    result = neardup("dedup", str(source))
+    assert result.returncode == 1
+    ids = [json.loads(line)["id"] for line in result.stdout.splitlines()]
+    assert ids == ["orig", "copy"]
+    for line_number in (2, 3, 4, 5):
+        assert f"in.jsonl:{line_number}:" in result.stderr
+    assert "neither 'html' nor 'text'" in result.stderr
+
+
+def test_dedup_reads_stdin() -> None:
+    result = neardup("dedup", "-", stdin="\n".join(json.dumps(d) for d in CORPUS[:2]))
+    assert result.returncode == 0
+    assert json.loads(result.stdout.splitlines()[1])["duplicate_of"] == "orig"
+
+
+def test_sqlite_backend_persists_between_runs(tmp_path: Path) -> None:
+    backend = f"sqlite:{tmp_path / 'fp.sqlite'}"
+    first = write_jsonl(tmp_path / "a.jsonl", [CORPUS[0]])
+    second = write_jsonl(tmp_path / "b.jsonl", [CORPUS[1]])
+    assert neardup("dedup", str(first), "--backend", backend).returncode == 0
+    result = neardup("dedup", str(second), "--backend", backend)
+    assert json.loads(result.stdout)["duplicate_of"] == "orig"
+    refused = neardup("dedup", str(second), "--backend", backend, "--k", "2")
+    assert refused.returncode == 2 and "other parameters" in refused.stderr
+
+
+def test_unknown_backend_is_a_clear_error(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", [CORPUS[0]])
+    result = neardup("dedup", str(source), "--backend", "redis://x")
+    assert result.returncode == 2 and "unknown backend" in result.stderr
+
+
+def test_compare_explains_the_verdict(tmp_path: Path) -> None:
+    a = tmp_path / "a.html"
+    a.write_text(f"<html><body><p>{ARTICLE}</p></body></html>", encoding="utf-8")
+    b = tmp_path / "b.txt"
+    b.write_text("Posted on Monday. " + ARTICLE, encoding="utf-8")
+    c = tmp_path / "c.txt"
+    c.write_text(ARTICLE[::-1], encoding="utf-8")
+    result = neardup("compare", str(a), b.as_uri(), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["duplicate"] is True
+    assert report["methods"]["simhash"]["distance"] <= 3
+    assert len(report["methods"]["simhash"]["a"]) == 16
+    text = neardup("compare", str(a), str(c))
+    assert text.returncode == 1 and "verdict: distinct" in text.stdout
+
+
+@pytest.mark.parametrize("missing", ["/nonexistent/file.html", "http://127.0.0.1:9/x"])
+def test_compare_rejects_what_it_cannot_read(missing: str, tmp_path: Path) -> None:
+    other = tmp_path / "x.txt"
+    other.write_text("some words", encoding="utf-8")
+    result = neardup("compare", missing, str(other))
+    assert result.returncode == 2 and "error" in result.stderr

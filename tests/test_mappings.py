@@ -1,0 +1,153 @@
+"""The Elasticsearch mappings ship with the package: wheel, installed wheel and editable install."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from neardup_pipeline.mappings import MappingNotFound, load_mapping, mapping_names
+
+ROOT = Path(__file__).resolve().parents[1]
+MAPPING_FILES = ["fingerprints", "fingerprints-template", "pages", "pages-template"]
+PACKAGES = ["neardup_pipeline", "crawler"]  # source folders whose .py files the wheel must hold
+
+CHECK = """
+import json, sys
+import neardup_pipeline.mappings as m
+names = ["fingerprints", "fingerprints-template", "pages", "pages-template"]
+from importlib.metadata import distribution
+direct_url = distribution("neardup-pipeline").read_text("direct_url.json") or "{}"
+loaded = {n: m.load_mapping(n) for n in names}
+print(json.dumps({"file": m.__file__, "loaded": loaded, "direct_url": direct_url}))
+"""
+
+
+def test_load_mapping_finds_every_file() -> None:
+    assert set(MAPPING_FILES) <= set(mapping_names())
+    for name in MAPPING_FILES:
+        assert load_mapping(name) == load_mapping(f"{name}.json")
+        assert load_mapping(name) == json.loads((ROOT / "es_mappings" / f"{name}.json").read_text())
+    with pytest.raises(MappingNotFound):
+        load_mapping("no-such-mapping")
+    with pytest.raises(MappingNotFound):
+        load_mapping("../pyproject")
+
+
+@pytest.mark.parametrize("name", ["fingerprints", "pages"])
+def test_templates_carry_the_index_mappings(name: str) -> None:
+    """One mapping, two files: the template must never drift from the index body."""
+    body = load_mapping(name)
+    template = load_mapping(f"{name}-template")
+    assert template["template"]["mappings"] == body["mappings"]
+    assert template["template"]["settings"] == body["settings"]
+    assert template["index_patterns"] == [f"neardup-{name}*"]
+    assert isinstance(template["version"], int)
+
+
+def test_mappings_use_only_core_features() -> None:
+    """The integ-test-zip server has no analysis-common and no unsigned_long."""
+    text = json.dumps([load_mapping(name) for name in MAPPING_FILES])
+    assert "unsigned_long" not in text
+    analyzers = {
+        field["analyzer"]
+        for name in ("fingerprints", "pages")
+        for field in load_mapping(name)["mappings"]["properties"].values()
+        if "analyzer" in field
+    }
+    assert analyzers <= {"standard"}
+
+
+def test_editable_install_finds_mappings(tmp_path: Path) -> None:
+    """Run from elsewhere (not the checkout) so only the installed project can answer."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = _run([sys.executable, "-c", CHECK], cwd=tmp_path, env=env)
+    found = json.loads(result.stdout.splitlines()[-1])
+    direct_url = json.loads(found["direct_url"])
+    assert direct_url["dir_info"].get("editable") is True, direct_url
+    assert Path(found["file"]).resolve().parent == ROOT / "neardup_pipeline"
+    for name in MAPPING_FILES:
+        assert found["loaded"][name] == load_mapping(name)
+
+
+def test_wheel_carries_mappings_and_every_module(tmp_path: Path) -> None:
+    wheel = _build_wheel(tmp_path)
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        for name in MAPPING_FILES:
+            inside = f"neardup_pipeline/es_mappings/{name}.json"
+            assert inside in names
+            assert archive.read(inside) == (ROOT / "es_mappings" / f"{name}.json").read_bytes()
+    # pyproject lists packages explicitly (to map es_mappings/): a forgotten one shows up here.
+    for package in PACKAGES:
+        for module in (ROOT / package).rglob("*.py"):
+            if "__pycache__" not in module.parts:
+                assert module.relative_to(ROOT).as_posix() in names, (
+                    f"{module.relative_to(ROOT)} is missing from the wheel: add its package to "
+                    "[tool.setuptools] packages in pyproject.toml"
+                )
+
+    # Installed from the wheel (no source tree beside it), load_mapping reads the package data.
+    site = tmp_path / "site"
+    _run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(site), str(wheel)])
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    result = _run([sys.executable, "-c", CHECK], cwd=tmp_path, env=env)
+    found = json.loads(result.stdout.splitlines()[-1])
+    assert Path(found["file"]).resolve().is_relative_to(site.resolve())
+    assert not (site / "es_mappings").exists()  # inside the package, not a top-level folder
+    for name in MAPPING_FILES:
+        assert found["loaded"][name] == load_mapping(name)
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """Build from a copy of the checkout, so the build leaves nothing in the working tree.
+
+    Offline first (the virtualenv's setuptools); with build isolation as a fallback when the
+    environment lacks a setuptools/wheel recent enough.
+    """
+    source = tmp_path / "src"
+    source.mkdir()
+    for item in ROOT.iterdir():
+        if item.is_file() and item.name in {
+            "pyproject.toml",
+            "README.md",
+            "LICENSE",
+            "MANIFEST.in",
+        }:
+            shutil.copy2(item, source / item.name)
+    for folder in [*PACKAGES, "es_mappings"]:
+        shutil.copytree(
+            ROOT / folder,
+            source / folder,
+            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", ".*"),
+        )
+    dist = tmp_path / "dist"
+    base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(dist), str(source)]
+    offline = subprocess.run(
+        [*base, "--no-build-isolation"], capture_output=True, text=True, timeout=600
+    )
+    if offline.returncode != 0:
+        isolated = subprocess.run(base, capture_output=True, text=True, timeout=600)
+        if isolated.returncode != 0:
+            pytest.fail(
+                "wheel build failed\n--- without isolation ---\n"
+                f"{offline.stdout[-3000:]}{offline.stderr[-3000:]}\n--- with isolation ---\n"
+                f"{isolated.stdout[-3000:]}{isolated.stderr[-3000:]}"
+            )
+    wheels = list(dist.glob("neardup_pipeline-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def _run(
+    cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{cmd} failed:\n{result.stdout}\n{result.stderr}"
+    return result
