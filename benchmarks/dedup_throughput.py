@@ -21,7 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.corpora import Page, postgresql_pages  # noqa: E402
+from benchmarks.corpora import Page, postgresql_pages
 
 
 def write_corpus(pages: tuple[Page, ...], path: Path) -> None:

@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     dedup = sub.add_parser("dedup", help="flag near-duplicates in a JSONL corpus, in input order")
-    dedup.add_argument("input", type=Path, help="JSONL: one {id, html|text, url?} per line ('-': stdin)")
+    dedup.add_argument(
+        "input", type=Path, help="JSONL: one {id, html|text, url?} per line ('-': stdin)"
+    )
     dedup.add_argument("-o", "--output", type=Path, help="JSONL verdicts (default: stdout)")
     _add_method_options(dedup)
     dedup.add_argument(

@@ -1,4 +1,4 @@
-"""One settings object for the pipeline, the CLI and the library, built from a dict or Scrapy settings."""
+"""One settings object for the pipeline, the CLI and the library (dict or Scrapy settings)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import lxml.etree
 from bs4 import BeautifulSoup, UnicodeDammit
@@ -51,7 +53,6 @@ def _parser() -> lxml.etree.HTMLParser:
         remove_pis=True,
         no_network=True,
         huge_tree=True,  # no size caps that silently drop the end of big pages
-        default_doctype=False,
     )
 
 
@@ -112,9 +113,14 @@ def _lxml_text(html: str) -> tuple[str, str]:
         # libxml2 stops at 2048 levels of nesting and drops the rest: let bs4 read it all.
         raise ValueError("markup nested beyond libxml2's depth limit")
     title_el = root.find(".//title")
-    title = _WS.sub(" ", "".join(title_el.itertext())).strip() if title_el is not None else ""
+    title = _WS.sub(" ", "".join(_strings(title_el))).strip() if title_el is not None else ""
     lxml.etree.strip_elements(root, *INVISIBLE_TAGS, lxml.etree.Comment, with_tail=False)
-    return title, _WS.sub(" ", "".join(root.itertext())).strip()
+    return title, _WS.sub(" ", "".join(_strings(root))).strip()
+
+
+def _strings(element: lxml.etree._Element) -> Iterator[str]:
+    """Text nodes of an element (str under an HTML parser: lxml decodes as it parses)."""
+    return cast("Iterator[str]", element.itertext())
 
 
 def _bs4_text(html: str) -> tuple[str, str]:

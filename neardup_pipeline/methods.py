@@ -13,7 +13,8 @@ from .simhash import SimhashMethod
 class Method(Protocol):
     """A detection method: a signature per document, lookup keys, and a pairwise verdict."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def params(self) -> dict[str, object]:
         """Parameters that make signatures comparable (stored with the index)."""

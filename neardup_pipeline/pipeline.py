@@ -71,9 +71,8 @@ class NearDupPipeline:
         self._pool.start()
         # Stops the pool if the reactor shuts down before close_spider; removed there, since
         # stopping a pool twice raises AlreadyQuit at shutdown.
-        self._shutdown_trigger = reactor.addSystemEventTrigger(  # type: ignore[attr-defined]
-            "during", "shutdown", self._pool.stop
-        )
+        core: Any = reactor  # IReactorCore's zope-style stubs confuse mypy
+        self._shutdown_trigger = core.addSystemEventTrigger("during", "shutdown", self._pool.stop)
         self._index = await self._in_worker(open_index, self.config.backend, self.config)
         self._dedup = await self._in_worker(Deduplicator, self._index, self.config)
         logger.info(
@@ -90,7 +89,8 @@ class NearDupPipeline:
             if self._shutdown_trigger is not None:
                 from twisted.internet import reactor
 
-                reactor.removeSystemEventTrigger(self._shutdown_trigger)  # type: ignore[attr-defined]
+                core: Any = reactor
+                core.removeSystemEventTrigger(self._shutdown_trigger)
                 self._shutdown_trigger = None
             if self._pool is not None:
                 self._pool.stop()
@@ -198,7 +198,7 @@ class NearDupPipeline:
         from twisted.internet import reactor
 
         assert self._pool is not None
-        deferred = threads.deferToThreadPool(reactor, self._pool, func, *args)  # type: ignore[arg-type]
+        deferred = threads.deferToThreadPool(reactor, self._pool, func, *args)
         return await maybe_deferred_to_future(deferred)
 
 

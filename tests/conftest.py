@@ -38,7 +38,7 @@ def es_url() -> str:
     client = Elasticsearch(url, request_timeout=30)
     try:
         client.cluster.health(wait_for_status="yellow", timeout="30s")
-    except Exception as exc:  # noqa: BLE001 - any failure here means no usable server
+    except Exception as exc:
         pytest.fail(f"Elasticsearch test server at {url} is not usable: {exc}")
     finally:
         client.close()

@@ -109,7 +109,8 @@ class SqliteIndex:
                     found.update(
                         row[0]
                         for row in self._db.execute(
-                            f"SELECT DISTINCT doc_id FROM keys WHERE method = ? AND key IN ({marks})",
+                            "SELECT DISTINCT doc_id FROM keys"
+                            f" WHERE method = ? AND key IN ({marks})",
                             (method, *chunk),
                         )
                     )

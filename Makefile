@@ -1,0 +1,45 @@
+# neardup: developer commands. `make test` is the test command (see README).
+# Elasticsearch for the integration tests is fetched, started and stopped by tests/es_server.py.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.neardup-installed
+
+.PHONY: venv lint test demo es clean distclean
+
+## venv: create .venv and install the package with its test extras (again when pyproject changes)
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -e ".[test]"
+	touch $@
+
+## lint: ruff and mypy (strict, settings in pyproject.toml)
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+## test: lint, then pytest against a throwaway real Elasticsearch on 127.0.0.1
+# pytest's exit code 5 (no tests collected) is non-zero, so it fails the target as well.
+test: lint
+	$(BIN)/python tests/es_server.py -- $(BIN)/python -m pytest
+
+## demo: crawl the bundled demo site into the embedded SQLite index
+demo: venv
+	$(BIN)/neardup crawl
+
+## es: run the test Elasticsearch in the foreground for development (Ctrl-C stops it)
+es:
+	$(PYTHON) tests/es_server.py --serve
+
+## clean: remove build output and tool caches (keeps .venv and the Elasticsearch download)
+clean:
+	rm -rf build dist out .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -name '*.egg-info' -prune -exec rm -rf {} + \
+		-o -name __pycache__ -prune -exec rm -rf {} +
+
+## distclean: clean, and remove .venv too
+distclean: clean
+	rm -rf $(VENV)
