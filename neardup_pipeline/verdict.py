@@ -71,6 +71,8 @@ class Deduplicator:
         best: _Match | None = None
         for cand_id in sorted(stored):
             entry = stored[cand_id]
+            if str(entry.meta.get("cluster") or cand_id) == fp.doc_id:
+                continue  # this page's own copies, recorded when it was first seen
             cand_sigs = self.fingerprinter.decode(entry.signatures)
             for name, method in self.fingerprinter.methods.items():
                 if name not in cand_sigs or name not in fp.signatures:

@@ -106,5 +106,8 @@ def test_deduplicator_on_every_backend(backend_config: NearDupConfig) -> None:
     second = dedup.process(Document("two", text=text + " appended words here"))
     assert second.duplicate_of == "one" and second.cluster == "one"
     again = dedup.process(Document("one", text=text))
-    assert again.duplicate_of == "two"  # its copy, never itself
+    # Neither its own duplicate nor a duplicate of its own copy: it stays the group's original.
+    assert not again.is_duplicate and again.cluster == "one"
+    third = dedup.process(Document("three", text=text + " and a different tail"))
+    assert third.cluster == "one"
     index.close()

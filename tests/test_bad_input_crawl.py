@@ -1,0 +1,212 @@
+"""A real crawl over a site that serves bad input: every page gets exactly one outcome.
+
+Kept (perhaps with neardup_status "no_text") or dropped as a real near-duplicate; never lost,
+never a crash, the spider finishes with reason "finished" and neardup/errors stays at 0.
+"""
+
+from __future__ import annotations
+
+import http.server
+import random
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+import crawler.settings as project_settings
+from crawler import DEMO_SITE
+from crawler.spiders.site import SiteSpider
+from neardup_pipeline.pipeline import NearDuplicate
+
+HTML = "text/html; charset=utf-8"
+HUGE_BYTES = 20 * 1024 * 1024 + 4096  # just past NEARDUP_MAX_HTML_BYTES: cut, not refused
+
+
+def _huge_page() -> bytes:
+    """~20 MiB of real-looking paragraphs (seeded, so every run serves the same bytes)."""
+    rng = random.Random(20)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
+             for _ in range(5000)]
+    parts = [b"<!DOCTYPE html><html><head><title>Huge page</title></head><body>\n"]
+    size = len(parts[0])
+    while size < HUGE_BYTES:
+        para = ("<p>" + " ".join(rng.choice(vocab) for _ in range(80)) + "</p>\n").encode()
+        parts.append(para)
+        size += len(para)
+    parts.append(b"</body></html>\n")
+    return b"".join(parts)
+
+
+def _pages() -> dict[str, tuple[str, bytes]]:
+    """path -> (Content-Type, body). The index links to every one of them."""
+    article = (DEMO_SITE / "articles" / "ddl-basics.html").read_bytes()
+    russian = (
+        "<html><head><meta charset='utf-8'><title>Windows-1251</title></head><body><p>"
+        "Каждая таблица содержит строки и столбцы; порядок строк не определён. "
+        "PostgreSQL 15 tables rows columns, mislabelled charset page.</p></body></html>"
+    )
+    pages: dict[str, tuple[str, bytes]] = {
+        "/article.html": (HTML, article),
+        "/article-copy.html": (HTML, article),  # a real duplicate: dropped
+        "/empty.html": (HTML, b""),
+        "/binary.html": (HTML, random.Random(1251).randbytes(64 * 1024)),
+        "/cp1251.html": (HTML, russian.encode("windows-1251")),  # declared utf-8, it is not
+        "/huge.html": (HTML, _huge_page()),
+        "/deep.html": (HTML, (
+            "<html><head><title>Deep</title></head><body>" + "<div>" * 100_000
+            + "deeply nested words still count as text" + "</div>" * 100_000 + "</body></html>"
+        ).encode()),
+        "/markup-only.html": (HTML, (
+            b"<html><head><title></title><style>p{color:red}</style></head><body><div><img "
+            b"src='/x.png' alt=''><br><hr><table><tr><td></td></tr></table><script>var a = "
+            b"'no text here';</script></div></body></html>"
+        )),
+        "/nul.html": (HTML, (
+            b"<html><head><title>NUL\x00bytes</title></head><body><p>Null\x00bytes\x00inside "
+            b"a\x00paragraph of otherwise ordinary words about\x00vacuum and autovacuum.</p>"
+            b"</body></html>"
+        )),
+        "/download": ("application/octet-stream", b"\x89PNG\r\n\x1a\n" + bytes(range(256))),
+    }
+    links = "".join(f'<li><a href="{path}">{path}</a></li>' for path in pages)
+    pages["/index.html"] = (HTML, (
+        "<!DOCTYPE html><html><head><title>Bad input</title></head><body><h1>Bad input "
+        f"site</h1><p>Pages that try to break a crawler.</p><ul>{links}</ul></body></html>"
+    ).encode())
+    return pages
+
+
+# Text pages: each must come out exactly once. /download is not text: the spider skips it.
+TEXT_PAGES = [p for p in ("/index.html", "/article.html", "/article-copy.html", "/empty.html",
+                          "/binary.html", "/cp1251.html", "/huge.html", "/deep.html",
+                          "/markup-only.html", "/nul.html")]
+NO_TEXT = {"/empty.html", "/markup-only.html"}
+
+
+@pytest.fixture(scope="module")
+def bad_site() -> Iterator[str]:
+    """Serve the bad pages from memory on 127.0.0.1 at a free port."""
+    pages = _pages()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            found = pages.get(self.path)
+            if found is None:
+                self.send_error(404)
+                return
+            content_type, body = found
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass
+class Outcomes:
+    base: str
+    kept: list[tuple[str, Any]] = field(default_factory=list)
+    dropped: list[tuple[str, BaseException]] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def paths(self) -> list[str]:
+        return sorted([p for p, _ in self.kept] + [p for p, _ in self.dropped])
+
+
+async def crawl_bad_site(base: str, tmp_path: Path, **extra: Any) -> Outcomes:
+    settings = {
+        name: getattr(project_settings, name)
+        for name in dir(project_settings)
+        if name.isupper() and not name.startswith("NEARDUP_")
+    }
+    settings.update(
+        REMOTE_CONTROL_ENABLED=False, TELNETCONSOLE_ENABLED=False, ROBOTSTXT_OBEY=False,
+        LOG_LEVEL="INFO", DOWNLOAD_DELAY=0, AUTOTHROTTLE_ENABLED=False,
+        CONCURRENT_REQUESTS=1, CONCURRENT_REQUESTS_PER_DOMAIN=1,
+        NEARDUP_BACKEND=f"sqlite:{tmp_path / 'fp.sqlite'}",
+    )
+    settings.update(extra)
+    result = Outcomes(base)
+    crawler = get_crawler(SiteSpider, settings)
+
+    def path(item: Any) -> str:
+        return str(ItemAdapter(item)["url"])[len(base):]
+
+    def scraped(item: Any) -> None:
+        result.kept.append((path(item), item))
+
+    def dropped(item: Any, exception: BaseException) -> None:
+        result.dropped.append((path(item), exception))
+
+    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    crawler.signals.connect(dropped, signal=signals.item_dropped)
+    await crawler.crawl_async(start_url=f"{base}/index.html")
+    assert crawler.stats is not None
+    result.stats = crawler.stats.get_stats()
+    return result
+
+
+def assert_every_page_once(result: Outcomes) -> None:
+    assert result.stats["finish_reason"] == "finished"
+    assert result.paths() == sorted(TEXT_PAGES)  # each exactly once: none lost, none doubled
+    assert result.stats.get("neardup/errors", 0) == 0
+    assert result.stats.get("spider_exceptions", 0) == 0
+    assert not any(k.startswith("spider_exceptions/") for k in result.stats)
+    assert result.stats["site/skipped_non_text"] == 1  # /download
+    assert result.stats["neardup/checked"] == len(TEXT_PAGES)
+    assert result.stats["neardup/no_text"] == len(NO_TEXT)
+
+
+@deferred_f_from_coro_f
+async def test_bad_input_drop_mode(bad_site: str, tmp_path: Path) -> None:
+    result = await crawl_bad_site(bad_site, tmp_path)
+    assert_every_page_once(result)
+    # The only drop is the real duplicate.
+    assert [p for p, _ in result.dropped] == ["/article-copy.html"]
+    exc = result.dropped[0][1]
+    assert isinstance(exc, NearDuplicate)
+    assert exc.verdict.duplicate_of == bad_site + "/article.html"
+    assert exc.verdict.similarity == 1.0
+    kept = dict(result.kept)
+    for path in NO_TEXT:
+        assert kept[path]["neardup_status"] == "no_text"
+    for path in set(kept) - NO_TEXT:
+        assert "neardup_status" not in kept[path], path  # checked normally, nothing to report
+    assert len(kept["/huge.html"]["html"]) >= 20 * 1024 * 1024  # delivered whole to the item
+    assert "deeply nested" in kept["/deep.html"]["html"]
+    assert kept["/deep.html"]["title"] == "Deep"
+    assert result.stats["neardup/unique"] == len(TEXT_PAGES) - len(NO_TEXT) - 1
+    assert result.stats["neardup/duplicates"] == result.stats["neardup/dropped"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_bad_input_tag_mode(bad_site: str, tmp_path: Path) -> None:
+    result = await crawl_bad_site(bad_site, tmp_path, NEARDUP_ACTION="tag")
+    assert_every_page_once(result)
+    assert result.dropped == []
+    kept = dict(result.kept)
+    for path, item in kept.items():
+        expected = "no_text" if path in NO_TEXT else "checked"
+        assert item["neardup_status"] == expected, path
+    assert kept["/article-copy.html"]["neardup_of"] == bad_site + "/article.html"
+    others = set(kept) - NO_TEXT - {"/article-copy.html"}
+    assert all(kept[p]["neardup_of"] is None for p in others)
+    assert result.stats["neardup/tagged"] == 1

@@ -1,0 +1,384 @@
+"""Real crawls of the bundled demo site through the `site` spider and the neardup add-on.
+
+The site is served by ThreadingHTTPServer on a free local port; crawls run on the asyncio reactor
+via pytest-twisted (get_crawler + crawl_async, never CrawlerProcess). One request at a time, so
+pages reach the pipeline in link order and the original of each pair is the one checked first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import http.server
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import scrapy
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+import crawler.settings as project_settings
+from crawler import DEMO_SITE
+from crawler.spiders.site import SiteSpider
+from neardup_pipeline.pipeline import NearDuplicate
+
+# What the demo site holds (see crawler/demo_site/index.html) and what simhash (64 bits, k=3,
+# 3-word shingles) makes of it: the mirror under other chrome is at distance 3, the two-word
+# edit at 2, the byte copy at 0; the shuffled paragraphs are at 9, beyond k, so kept.
+ORIGINALS = [
+    "/index.html",
+    "/articles/history.html",
+    "/articles/transactions.html",
+    "/articles/indexes.html",
+    "/articles/async-commit.html",
+    "/articles/ddl-basics.html",
+    "/archive/indexes-reordered.html",
+    "/NOTICE.txt",
+]
+DUPLICATES = {
+    "/mirror/history.html": "/articles/history.html",
+    "/articles/transactions-revised.html": "/articles/transactions.html",
+    "/copy/async-commit.html": "/articles/async-commit.html",
+}
+PAGES = len(ORIGINALS) + len(DUPLICATES)
+TAG_FIELDS = ("neardup_of", "neardup_similarity", "neardup_method", "neardup_cluster",
+              "neardup_status")
+
+
+@dataclass
+class CrawlResult:
+    """Every item's outcome, by path, plus the crawl's stats."""
+
+    base: str
+    kept: dict[str, Any] = field(default_factory=dict)
+    dropped: dict[str, BaseException] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def path(self, url: str) -> str:
+        assert url.startswith(self.base), url
+        return url[len(self.base):]
+
+
+def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """Start a quiet static server for `root` on 127.0.0.1 at a free port."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(root))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[str]:
+    """A temporary copy of the demo site, served; yields its base URL (no trailing slash)."""
+    root = tmp_path / "site"
+    shutil.copytree(DEMO_SITE, root)
+    server, base = serve(root)
+    try:
+        yield base
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def crawl_settings(backend: str, **extra: Any) -> dict[str, Any]:
+    """The crawler project's settings (add-on included), made fast and deterministic for tests."""
+    settings = {
+        name: getattr(project_settings, name)
+        for name in dir(project_settings)
+        if name.isupper() and not name.startswith("NEARDUP_")  # no environment leaks in
+    }
+    settings.update(
+        REMOTE_CONTROL_ENABLED=False,
+        TELNETCONSOLE_ENABLED=False,
+        ROBOTSTXT_OBEY=False,
+        LOG_LEVEL="INFO",
+        DOWNLOAD_DELAY=0,
+        AUTOTHROTTLE_ENABLED=False,
+        CONCURRENT_REQUESTS=1,
+        CONCURRENT_REQUESTS_PER_DOMAIN=1,
+        NEARDUP_BACKEND=backend,
+    )
+    settings.update(extra)
+    return settings
+
+
+async def crawl(
+    base: str, settings: dict[str, Any], spidercls: type[scrapy.Spider] = SiteSpider
+) -> CrawlResult:
+    """One real crawl from base/index.html; items and drops collected through signals."""
+    result = CrawlResult(base)
+    crawler = get_crawler(spidercls, settings)
+
+    def scraped(item: Any) -> None:
+        result.kept[result.path(str(ItemAdapter(item)["url"]))] = item
+
+    def dropped(item: Any, exception: BaseException) -> None:
+        result.dropped[result.path(str(ItemAdapter(item)["url"]))] = exception
+
+    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    crawler.signals.connect(dropped, signal=signals.item_dropped)
+    await crawler.crawl_async(start_url=f"{base}/index.html")
+    assert crawler.stats is not None
+    result.stats = crawler.stats.get_stats()
+    return result
+
+
+def neardup_stats(result: CrawlResult) -> dict[str, Any]:
+    return {k: v for k, v in result.stats.items() if k.startswith("neardup/")}
+
+
+def describe(result: CrawlResult) -> str:
+    """Which page was dropped as a duplicate of which, for assertion messages."""
+    return "; ".join(
+        f"{path} -> {result.path(str(exc.verdict.duplicate_of))}"
+        if isinstance(exc, NearDuplicate) else f"{path}: {exc}"
+        for path, exc in sorted(result.dropped.items())
+    )
+
+
+def assert_drop_outcome(result: CrawlResult) -> None:
+    """Originals kept, each variant dropped as a near-duplicate of its original, stats exact."""
+    base = result.base
+    assert result.stats["finish_reason"] == "finished"
+    assert sorted(result.kept) == sorted(ORIGINALS), describe(result)
+    assert sorted(result.dropped) == sorted(DUPLICATES), describe(result)
+    for path, original in DUPLICATES.items():
+        exc = result.dropped[path]
+        assert isinstance(exc, NearDuplicate)
+        assert exc.verdict.duplicate_of == base + original
+        assert exc.verdict.cluster == base + original
+        assert exc.verdict.method == "simhash"
+        assert exc.verdict.similarity is not None and exc.verdict.similarity >= 1 - 3 / 64
+    assert result.dropped["/copy/async-commit.html"].verdict.similarity == 1.0  # type: ignore[attr-defined]
+    assert neardup_stats(result) == {
+        "neardup/checked": PAGES,
+        "neardup/unique": len(ORIGINALS),
+        "neardup/duplicates": len(DUPLICATES),
+        "neardup/duplicates/simhash": len(DUPLICATES),
+        "neardup/dropped": len(DUPLICATES),
+    }
+    assert result.stats["item_dropped_count"] == len(DUPLICATES)
+    assert result.stats["item_scraped_count"] == len(ORIGINALS)
+
+
+def assert_tag_outcome(result: CrawlResult) -> None:
+    """Every page kept; variants carry the four tag fields pointing at their original."""
+    base = result.base
+    assert result.stats["finish_reason"] == "finished"
+    assert result.dropped == {}
+    assert sorted(result.kept) == sorted(ORIGINALS + list(DUPLICATES))
+    for path, item in result.kept.items():
+        adapter = ItemAdapter(item)
+        assert adapter["neardup_status"] == "checked"
+        if path in DUPLICATES:
+            assert adapter["neardup_of"] == base + DUPLICATES[path]
+            assert adapter["neardup_cluster"] == base + DUPLICATES[path]
+            assert adapter["neardup_method"] == "simhash"
+            assert adapter["neardup_similarity"] >= 1 - 3 / 64
+        else:
+            assert adapter["neardup_of"] is None
+            assert adapter["neardup_cluster"] == base + path  # its own cluster's original
+    assert neardup_stats(result) == {
+        "neardup/checked": PAGES,
+        "neardup/unique": len(ORIGINALS),
+        "neardup/duplicates": len(DUPLICATES),
+        "neardup/duplicates/simhash": len(DUPLICATES),
+        "neardup/tagged": len(DUPLICATES),
+    }
+
+
+@deferred_f_from_coro_f
+async def test_drop_mode_sqlite(site: str, tmp_path: Path) -> None:
+    result = await crawl(site, crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}"))
+    assert_drop_outcome(result)
+    item = result.kept["/articles/history.html"]
+    assert item["status"] == 200 and item["title"].startswith("A Brief History of PostgreSQL")
+    assert "html" in item and "text" not in item
+    notice = result.kept["/NOTICE.txt"]
+    assert "text" in notice and "html" not in notice  # plain text is not parsed as HTML
+
+
+@deferred_f_from_coro_f
+async def test_tag_mode_sqlite(site: str, tmp_path: Path) -> None:
+    settings = crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}", NEARDUP_ACTION="tag")
+    assert_tag_outcome(await crawl(site, settings))
+
+
+@deferred_f_from_coro_f
+async def test_recrawl_same_sqlite_index(site: str, tmp_path: Path) -> None:
+    """A re-crawled URL replaces its own fingerprint: only the variants are duplicates again."""
+    backend = f"sqlite:{tmp_path / 'fp.sqlite'}"
+    first = await crawl(site, crawl_settings(backend))
+    assert_drop_outcome(first)
+    second = await crawl(site, crawl_settings(backend))
+    assert_drop_outcome(second)
+
+
+@deferred_f_from_coro_f
+async def test_drop_mode_elasticsearch(
+    site: str, es_url: str, es_index_names: dict[str, str]
+) -> None:
+    settings = crawl_settings(
+        es_url,
+        NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"],
+        NEARDUP_PAGES_INDEX=es_index_names["pages_index"],
+    )
+    result = await crawl(site, settings)
+    assert_drop_outcome(result)
+
+    from elasticsearch import AsyncElasticsearch
+
+    client = AsyncElasticsearch(es_url, request_timeout=30)
+    try:
+        pages = es_index_names["pages_index"]
+        await client.indices.refresh(index=pages)
+        for path in ORIGINALS:
+            found = await client.search(
+                index=pages, query={"term": {"url": site + path}}, size=5
+            )
+            hits = found["hits"]["hits"]
+            assert len(hits) == 1, path
+            assert hits[0]["_source"]["cluster_id"] == site + path
+            assert hits[0]["_source"]["is_canonical"] is True
+        # Kept pages collapse to one hit per cluster (what the pages index is for).
+        collapsed = await client.search(
+            index=pages, query={"match_all": {}}, collapse={"field": "cluster_id"}, size=50
+        )
+        clusters = {h["_source"]["cluster_id"] for h in collapsed["hits"]["hits"]}
+        assert clusters == {site + p for p in ORIGINALS}
+    finally:
+        await client.close()
+
+
+@deferred_f_from_coro_f
+async def test_tag_mode_elasticsearch(
+    site: str, es_url: str, es_index_names: dict[str, str]
+) -> None:
+    settings = crawl_settings(
+        es_url,
+        NEARDUP_ACTION="tag",
+        NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"],
+    )
+    assert_tag_outcome(await crawl(site, settings))
+
+
+# Item types: the pipeline reaches every one through itemadapter.
+
+
+class PageItem(scrapy.Item):
+    url = scrapy.Field()
+    status = scrapy.Field()
+    title = scrapy.Field()
+    html = scrapy.Field()
+    text = scrapy.Field()
+    neardup_of = scrapy.Field()
+    neardup_similarity = scrapy.Field()
+    neardup_method = scrapy.Field()
+    neardup_cluster = scrapy.Field()
+    neardup_status = scrapy.Field()
+
+
+class BarePageItem(scrapy.Item):
+    """Declares no tag fields: tagging is counted as neardup/missing_fields, never a crash."""
+
+    url = scrapy.Field()
+    status = scrapy.Field()
+    title = scrapy.Field()
+    html = scrapy.Field()
+    text = scrapy.Field()
+
+
+@dataclasses.dataclass
+class PageData:
+    url: str
+    status: int
+    title: str | None = None
+    html: str | None = None
+    text: str | None = None
+    neardup_of: str | None = None
+    neardup_similarity: float | None = None
+    neardup_method: str | None = None
+    neardup_cluster: str | None = None
+    neardup_status: str | None = None
+
+
+@attrs.define
+class PageAttrs:
+    url: str
+    status: int
+    title: str | None = None
+    html: str | None = None
+    text: str | None = None
+    neardup_of: str | None = None
+    neardup_similarity: float | None = None
+    neardup_method: str | None = None
+    neardup_cluster: str | None = None
+    neardup_status: str | None = None
+
+
+def typed_spider(factory: Callable[..., Any]) -> type[SiteSpider]:
+    """The site spider, yielding `factory(**fields)` instead of dicts."""
+
+    class TypedSiteSpider(SiteSpider):
+        def parse(self, response: Any, **kwargs: Any) -> Iterator[Any]:
+            for out in super().parse(response, **kwargs):
+                yield factory(**out) if isinstance(out, dict) else out
+
+    return TypedSiteSpider
+
+
+@pytest.mark.parametrize("factory", [PageItem, PageData, PageAttrs], ids=lambda f: f.__name__)
+@deferred_f_from_coro_f
+async def test_item_types_tag_mode(
+    site: str, tmp_path: Path, factory: Callable[..., Any]
+) -> None:
+    settings = crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}", NEARDUP_ACTION="tag")
+    result = await crawl(site, settings, typed_spider(factory))
+    assert all(isinstance(item, factory) for item in result.kept.values())  # type: ignore[arg-type]
+    assert_tag_outcome(result)
+
+
+@pytest.mark.parametrize("factory", [PageItem, PageData, PageAttrs], ids=lambda f: f.__name__)
+@deferred_f_from_coro_f
+async def test_item_types_drop_mode(
+    site: str, tmp_path: Path, factory: Callable[..., Any]
+) -> None:
+    result = await crawl(site, crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}"),
+                         typed_spider(factory))
+    assert_drop_outcome(result)
+
+
+@deferred_f_from_coro_f
+async def test_item_without_tag_fields(site: str, tmp_path: Path) -> None:
+    settings = crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}", NEARDUP_ACTION="tag")
+    result = await crawl(site, settings, typed_spider(BarePageItem))
+    assert result.stats["finish_reason"] == "finished"
+    assert result.dropped == {}
+    assert sorted(result.kept) == sorted(ORIGINALS + list(DUPLICATES))
+    for item in result.kept.values():
+        assert not set(TAG_FIELDS) & set(item.keys())
+    stats = neardup_stats(result)
+    # Tagging writes five fields on every page; none is declared.
+    assert stats.pop("neardup/missing_fields") == PAGES * len(TAG_FIELDS)
+    assert stats == {
+        "neardup/checked": PAGES,
+        "neardup/unique": len(ORIGINALS),
+        "neardup/duplicates": len(DUPLICATES),
+        "neardup/duplicates/simhash": len(DUPLICATES),
+        "neardup/tagged": len(DUPLICATES),
+    }
+    assert "neardup/errors" not in stats
