@@ -75,14 +75,29 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
     parser.add_argument("--hash", choices=("rabin", "xxh64"), default="rabin")
     parser.add_argument("--k", type=int, default=3, help="simhash: max Hamming distance")
+    parser.add_argument(
+        "--threshold", type=float, default=0.8, help="minhash: resemblance (or containment) floor"
+    )
+    parser.add_argument(
+        "--exact", action="store_true", help="minhash: verify by exact Jaccard of shingle sets"
+    )
+    parser.add_argument(
+        "--mode", choices=("resemblance", "containment"), default="resemblance",
+        help="containment: flag a document mostly contained in an earlier one (minhash)",
+    )
 
 
 def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
+    methods = tuple(args.method or (("minhash",) if args.mode == "containment" else ("simhash",)))
     return NearDupConfig(
-        methods=tuple(args.method or ("simhash",)),
+        methods=methods,
         language=args.language,
         hash=args.hash,
         simhash_k=args.k,
+        minhash_threshold=args.threshold,
+        containment_threshold=args.threshold,
+        minhash_exact=args.exact,
+        mode=args.mode,
         **extra,
     )
 
@@ -208,10 +223,13 @@ def load_document(ref: str) -> Document:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    if not args.method:
+        args.method = list(KNOWN_METHODS)  # compare shows every method unless told otherwise
+    args.exact = True  # exact Jaccard and containment cost nothing for a single pair
     config = config_from_args(args)
     fingerprinter = Fingerprinter(config)
-    fa = fingerprinter.fingerprint(load_document(args.a))
-    fb = fingerprinter.fingerprint(load_document(args.b))
+    doc_a, doc_b = load_document(args.a), load_document(args.b)
+    fa, fb = fingerprinter.fingerprint(doc_a), fingerprinter.fingerprint(doc_b)
     result: dict[str, Any] = {
         "a": {"id": fa.doc_id, "words": fa.word_count, "language": fa.language},
         "b": {"id": fb.doc_id, "words": fb.word_count, "language": fb.language},
@@ -233,13 +251,38 @@ def cmd_compare(args: argparse.Namespace) -> int:
             **method.explain(sa, sb),
         }
     result["duplicate"] = duplicate
+    result["shared_shingles"] = shared_shingles(fingerprinter, doc_a, doc_b, config)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
         print(f"A: {fa.doc_id} ({fa.word_count} words, {fa.language})")
         print(f"B: {fb.doc_id} ({fb.word_count} words, {fb.language})")
         for name, info in result["methods"].items():
-            details = ", ".join(f"{k}={v}" for k, v in info.items())
+            shown = {k: v for k, v in info.items() if name == "simhash" or k not in ("a", "b")}
+            details = ", ".join(f"{k}={v}" for k, v in shown.items())
             print(f"{name}: {details}")
+        shared = result["shared_shingles"]
+        print(f"shared {config.minhash_shingle}-word shingles: {shared['count']} "
+              f"of {shared['a']} (A) and {shared['b']} (B)")
+        for example in shared["examples"]:
+            print(f"  \u00b7 {example}")
         print("verdict:", "near-duplicate" if duplicate else "distinct")
     return 0 if duplicate else 1
+
+
+def shared_shingles(
+    fingerprinter: Fingerprinter, doc_a: Document, doc_b: Document, config: NearDupConfig,
+    examples: int = 3,
+) -> dict[str, Any]:
+    """The canonical-word shingles both documents contain: the why behind a resemblance."""
+    size = config.minhash_shingle
+    sets = []
+    for doc in (doc_a, doc_b):
+        words = fingerprinter.normalizer.words(fingerprinter.text_of(doc)[0]).words
+        sets.append({" ".join(words[i : i + size]) for i in range(max(len(words) - size + 1, 0))})
+    common = sorted(sets[0] & sets[1])
+    step = max(len(common) // examples, 1)
+    return {
+        "count": len(common), "a": len(sets[0]), "b": len(sets[1]),
+        "examples": common[::step][:examples],
+    }

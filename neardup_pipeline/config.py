@@ -7,12 +7,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Method = Literal["simhash"]
+Method = Literal["simhash", "minhash"]
 Action = Literal["drop", "tag"]
 OnError = Literal["keep", "fail"]
 HashName = Literal["rabin", "xxh64"]
+Mode = Literal["resemblance", "containment"]
 
-KNOWN_METHODS: tuple[str, ...] = ("simhash",)
+KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash")
 DEFAULT_BACKEND = "sqlite:neardup.sqlite"
 
 
@@ -51,6 +52,15 @@ class NearDupConfig:
     simhash_shingle: int = 3
     simhash_k: int = 3
     simhash_blocks: int = 4
+    # Broder shingles / MinHash (Zelenkov & Segalovich: 10-word shingles, 84 = 6 x 14)
+    minhash_shingle: int = 10
+    minhash_hashes: int = 84
+    minhash_supers: int = 6
+    minhash_threshold: float = 0.8
+    minhash_exact: bool = False  # verify candidates by exact Jaccard of stored shingle sets
+    mode: Mode = "resemblance"  # containment: flag a document mostly contained in an earlier one
+    containment_threshold: float = 0.8
+    containment_sample: int = 8  # containment keys: shingles whose hash is 0 mod this
     # Pipeline / item fields
     html_field: str = "html"
     text_field: str = "text"
@@ -81,6 +91,18 @@ class NearDupConfig:
             raise ConfigError("simhash_shingle must be >= 1")
         if not 0 <= self.simhash_k < self.simhash_blocks <= 64:
             raise ConfigError("simhash needs 0 <= k < blocks <= 64 (pigeonhole: blocks - k >= 1)")
+        if self.minhash_shingle < 1 or self.minhash_supers < 2:
+            raise ConfigError("minhash needs shingle >= 1 and at least 2 super-shingles")
+        if self.minhash_hashes % self.minhash_supers:
+            raise ConfigError("minhash_hashes must split evenly into minhash_supers (84 = 6 x 14)")
+        if not 0 < self.minhash_threshold <= 1 or not 0 < self.containment_threshold <= 1:
+            raise ConfigError("thresholds must lie in (0, 1]")
+        if self.mode not in ("resemblance", "containment"):
+            raise ConfigError(f"mode must be 'resemblance' or 'containment', got {self.mode!r}")
+        if self.mode == "containment" and "minhash" not in self.methods:
+            raise ConfigError("containment mode needs the minhash method (shingle sets)")
+        if self.containment_sample < 1:
+            raise ConfigError("containment_sample must be >= 1")
         if self.max_html_bytes < 1 or self.max_token_chars < 1 or self.min_tokens < 1:
             raise ConfigError("max_html_bytes, max_token_chars and min_tokens must be >= 1")
         if self.es_bulk_size < 1:
@@ -121,6 +143,8 @@ class NearDupConfig:
                 values[f.name] = settings.getbool(key)
             elif isinstance(default, int):
                 values[f.name] = settings.getint(key)
+            elif isinstance(default, float):
+                values[f.name] = settings.getfloat(key)
             elif isinstance(default, tuple) or f.name == "es_basic_auth":
                 values[f.name] = tuple(settings.getlist(key))
             else:

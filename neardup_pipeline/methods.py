@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from .config import NearDupConfig
+from .minhash import MinhashMethod
 from .shingles import ShingleHasher
 from .simhash import SimhashMethod
 
@@ -41,9 +42,19 @@ class Method(Protocol):
 
 def build_methods(config: NearDupConfig) -> dict[str, Method]:
     """The configured methods, by name, in the order the configuration lists them."""
-    factories = {
+    factories: dict[str, Callable[[], Method]] = {
         "simhash": lambda: SimhashMethod(
             shingle=config.simhash_shingle, k=config.simhash_k, blocks=config.simhash_blocks
+        ),
+        "minhash": lambda: MinhashMethod(
+            shingle=config.minhash_shingle,
+            hashes=config.minhash_hashes,
+            supers=config.minhash_supers,
+            threshold=config.minhash_threshold,
+            exact=config.minhash_exact,
+            containment_mode=config.mode == "containment",
+            containment_threshold=config.containment_threshold,
+            sample=config.containment_sample,
         ),
     }
     return {name: factories[name]() for name in config.methods}
