@@ -115,3 +115,42 @@ def test_compare_rejects_what_it_cannot_read(missing: str, tmp_path: Path) -> No
     other.write_text("some words", encoding="utf-8")
     result = neardup("compare", missing, str(other))
     assert result.returncode == 2 and "error" in result.stderr
+
+
+def test_dedup_with_minhash_and_exact_jaccard(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", list(CORPUS))
+    for extra in ([], ["--exact"]):
+        result = neardup("dedup", str(source), "--method", "minhash", *extra)
+        assert result.returncode == 0, result.stderr
+        by_id = {r["id"]: r for r in map(json.loads, result.stdout.splitlines())}
+        assert by_id["copy2"]["duplicate_of"] == "orig" and by_id["copy2"]["method"] == "minhash"
+        assert by_id["other"]["duplicate_of"] is None
+
+
+def test_dedup_containment_mode_flags_a_short_excerpt(tmp_path: Path) -> None:
+    excerpt = {"id": "excerpt", "text": ARTICLE[150:800]}
+    source = write_jsonl(tmp_path / "in.jsonl", [CORPUS[0], excerpt, CORPUS[2]])
+    resemblance = neardup("dedup", str(source), "--method", "minhash", "--exact")
+    assert json.loads(resemblance.stdout.splitlines()[1])["duplicate_of"] is None
+    result = neardup("dedup", str(source), "--mode", "containment")
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    # A cut mid-word adds a shingle or two the original lacks: containment just under 1.
+    assert lines[1]["duplicate_of"] == "orig" and lines[1]["similarity"] >= 0.95
+    assert lines[2]["duplicate_of"] is None
+    refused = neardup("dedup", str(source), "--mode", "containment", "--method", "simhash")
+    assert refused.returncode == 2 and "containment mode needs the minhash" in refused.stderr
+
+
+def test_compare_reports_every_method_with_shared_shingles(tmp_path: Path) -> None:
+    a = tmp_path / "a.txt"
+    once = ARTICLE[: len(ARTICLE) // 3]  # ARTICLE is one paragraph three times
+    a.write_text(once, encoding="utf-8")
+    b = tmp_path / "b.txt"
+    words = once.split()
+    b.write_text(" ".join(words[: len(words) // 2]), encoding="utf-8")  # cut between words
+    report = json.loads(neardup("compare", str(a), str(b), "--json").stdout)
+    minhash = report["methods"]["minhash"]
+    assert set(report["methods"]) == {"simhash", "minhash"}
+    assert 0 < minhash["jaccard"] < 0.8 and minhash["containment_b_in_a"] >= 0.95
+    assert minhash["containment_a_in_b"] < 0.8 and "estimate" in minhash
+    assert report["shared_shingles"]["count"] > 0 and report["shared_shingles"]["examples"]

@@ -111,3 +111,34 @@ def test_deduplicator_on_every_backend(backend_config: NearDupConfig) -> None:
     third = dedup.process(Document("three", text=text + " and a different tail"))
     assert third.cluster == "one"
     index.close()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"methods": ("minhash",)},
+        {"methods": ("simhash", "minhash"), "minhash_exact": True},
+        {"methods": ("minhash",), "mode": "containment"},
+    ],
+    ids=["minhash", "both-exact", "containment"],
+)
+def test_minhash_keys_and_signatures_on_every_backend(
+    backend_config: NearDupConfig, settings: dict[str, object]
+) -> None:
+    config = backend_config.replace(**settings)
+    text = " ".join(f"alpha{i % 211} beta{i % 199} gamma{i % 197}" for i in range(600))
+    index = open_index(config.backend, config)
+    dedup = Deduplicator(index, config)
+    dedup.process(Document("first", text=text))
+    stored = index.get(["first"])["first"]
+    assert len([k for k in stored.keys["minhash"] if not k.startswith("s:")]) == 15
+    if config.mode == "containment":
+        assert any(k.startswith("s:") for k in stored.keys["minhash"])
+    decoded = dedup.fingerprinter.decode(stored.signatures)["minhash"]
+    assert decoded.values.shape == (84,)
+    index.flush()  # the second lookup goes to the backend itself, not only a write cache
+    follow = text + " with a short tail" if config.mode != "containment" else text[: len(text) // 3]
+    verdict = dedup.process(Document("second", text=follow))
+    assert verdict.duplicate_of == "first"
+    assert verdict.scores["minhash"] >= 0.8
+    index.close()
