@@ -28,7 +28,9 @@ BLOCK_TAGS: tuple[str, ...] = (
     "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul",
     "body", "html", "img", "input", "button", "select", "textarea", "label",
 )
-_BLOCK_TAG = re.compile(r"</?(?:" + "|".join(BLOCK_TAGS) + r")\b", re.IGNORECASE)
+# Matches only the "<" of a block tag (the rest is lookahead), so the replacement is the literal
+# " <": no Python-level template work per match, and the scan skips ahead to each "<".
+_BLOCK_TAG_OPEN = re.compile(r"<(?=/?(?:" + "|".join(BLOCK_TAGS) + r")\b)", re.IGNORECASE)
 _WS = re.compile(r"\s+")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -106,7 +108,7 @@ def _lxml_text(html: str) -> tuple[str, str]:
     # Block boundaries separate words, inline tags (<b>, <a>) do not: one regex pass puts a space
     # before every block tag, far cheaper than walking the tree in Python.
     parser = _thread_parser()
-    root = lxml.etree.fromstring(_BLOCK_TAG.sub(r" \g<0>", html), parser=parser)
+    root = lxml.etree.fromstring(_BLOCK_TAG_OPEN.sub(" <", html), parser=parser)
     if root is None:
         return "", ""
     if any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log):
