@@ -31,7 +31,7 @@ import lxml.etree
 import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages  # noqa: E402
+from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
 
 MIN_WORDS = 200
 BLOCKS = ("p", "li", "pre", "dt", "dd")

@@ -63,7 +63,7 @@ def test_read_gold_reports_bad_lines(tmp_path: Path) -> None:
     path.write_text('{"id": "a", "group": "g", "kind": "x"}\n{"id": "b", "group": null}\n')
     assert read_gold(path) == {"a": GoldEntry("g", "x"), "b": GoldEntry(None, None)}
     path.write_text('{"id": "a", "group": "g"}\n{"group": "g"}\n')
-    with pytest.raises(ValueError, match="gold.jsonl:2"):
+    with pytest.raises(ValueError, match=r"gold\.jsonl:2"):
         read_gold(path)
 
 
