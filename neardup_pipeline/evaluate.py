@@ -20,7 +20,7 @@ from typing import Any
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .index import MemoryIndex
-from .verdict import Deduplicator
+from .verdict import Deduplicator, Verdict
 
 Pair = tuple[str, str]
 
@@ -128,6 +128,7 @@ def cluster(
     dedup = Deduplicator(MemoryIndex(), config)
     clusters: dict[str, str] = {}
     for n, doc in enumerate(documents):
+        verdict: Verdict | None
         if fingerprints is None:
             verdict = dedup.process(doc)
         else:
