@@ -22,10 +22,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprint, Fingerprinter, NearDupConfig
+from neardup_pipeline.anchors import fit, fit_settings
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.minhash import jaccard
 
 GOLD_THRESHOLD = 0.8
+STREAM = "--stream" in sys.argv  # rarewords: DF so far (stream) instead of a DF pass (batch)
 
 
 def corpora() -> dict[str, Sequence[Page]]:
@@ -52,6 +54,23 @@ def exact_jaccard(fingerprints: dict[str, Fingerprint], a: str, b: str) -> float
     return jaccard(fa.signatures["minhash"].shingles, fb.signatures["minhash"].shingles)
 
 
+def fit_anchors(name: str, pages: Sequence[Page], config: NearDupConfig) -> Fingerprinter | None:
+    """Anchors: a model fitted on the corpus's own pages (text only; groups only measure)."""
+    if "anchors" not in config.methods:
+        return None
+    start = time.perf_counter()
+    extractor = Fingerprinter(config.replace(methods=("simhash",)))
+    texts = [extractor.text_of(Document(p.doc_id, html=p.html))[0] for p in pages]
+    words = [extractor.normalizer.words(text).words for text in texts]
+    prepared = time.perf_counter()
+    model = fit(words, fit_settings(config), extractor.normalizer.params())
+    print(f"<!-- anchors model for {name}: {len(model.words)} words, coverage "
+          f"{model.stats['coverage']}, fit {time.perf_counter() - prepared:.2f}s on {len(pages)} "
+          f"pages (+{prepared - start:.1f}s extraction and normalisation) -->",
+          file=sys.stderr, flush=True)
+    return Fingerprinter(config, model)
+
+
 def run(methods: list[str], config_extra: dict[str, object]) -> None:
     exact = Fingerprinter(NearDupConfig(methods=("minhash",), minhash_exact=True))
     print("| corpus | method | docs/s | predicted pairs | precision | recall | F1 |")
@@ -70,8 +89,11 @@ def run(methods: list[str], config_extra: dict[str, object]) -> None:
         truth = {pair for pair in group_pairs if exact_j(*pair) >= GOLD_THRESHOLD}
         for method in methods:
             config = NearDupConfig(methods=(method,), **config_extra)  # type: ignore[arg-type]
-            dedup = Deduplicator(MemoryIndex(), config)
+            dedup = Deduplicator(MemoryIndex(), config, fit_anchors(name, pages, config))
             start = time.perf_counter()
+            if method == "rarewords" and not STREAM:  # batch: DF of the whole corpus first
+                for p in pages:
+                    dedup.learn(Document(p.doc_id, html=p.html))
             clusters = {
                 p.doc_id: dedup.process(Document(p.doc_id, html=p.html)).cluster or p.doc_id
                 for p in pages
@@ -90,6 +112,7 @@ def run(methods: list[str], config_extra: dict[str, object]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--methods", nargs="+", default=["simhash", "minhash"])
+    parser.add_argument("--stream", action="store_true", help="rarewords: no DF pass")
     args = parser.parse_args()
     run(args.methods, {})
     return 0

@@ -13,10 +13,12 @@ from urllib.parse import unquote, urlparse
 from tqdm import tqdm
 
 from . import __version__
+from .anchors_cli import add_anchors_command, dedup_fingerprinter
 from .config import KNOWN_METHODS, ConfigError, NearDupConfig
 from .fingerprint import Document, Fingerprinter
 from .index import open_index
 from .index.base import IndexError_
+from .rarewords import shared_rare_words
 from .verdict import Deduplicator, Verdict
 
 
@@ -51,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     dedup.add_argument(
         "--fingerprint-index", default="neardup-fingerprints", help="Elasticsearch index name"
     )
+    dedup.add_argument(
+        "--df-pass", action="store_true",
+        help="rarewords batch mode: count document frequencies over the whole input first",
+    )
+    dedup.add_argument(
+        "--warmup", type=int, default=100,
+        help="rarewords stream mode: no rarewords verdict until DF holds this many documents",
+    )
     dedup.set_defaults(func=cmd_dedup)
 
     compare = sub.add_parser("compare", help="similarity of two documents under each method")
@@ -65,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     crawl_cmd = sub.add_parser("crawl", help="run the bundled crawler (no URL: the demo site)")
     crawl.add_arguments(crawl_cmd)
     crawl_cmd.set_defaults(func=crawl.run)
+    add_anchors_command(sub)
     return parser
 
 
@@ -81,6 +92,9 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--exact", action="store_true", help="minhash: verify by exact Jaccard of shingle sets"
     )
+    parser.add_argument("--anchors-model", help="anchors: fitted model (dedup: else fit on input)")
+    parser.add_argument("--anchors-min-bits", type=int, default=3,
+                        help="anchors: fewer set bits are never a duplicate")
     parser.add_argument(
         "--mode", choices=("resemblance", "containment"), default="resemblance",
         help="containment: flag a document mostly contained in an earlier one (minhash)",
@@ -98,18 +112,25 @@ def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
         containment_threshold=args.threshold,
         minhash_exact=args.exact,
         mode=args.mode,
+        anchors_model=args.anchors_model,
+        anchors_min_bits=args.anchors_min_bits,
         **extra,
     )
 
 
 def cmd_dedup(args: argparse.Namespace) -> int:
     config = config_from_args(
-        args, backend=args.backend, fingerprint_index=args.fingerprint_index
+        args, backend=args.backend, fingerprint_index=args.fingerprint_index,
+        rarewords_warmup=0 if args.df_pass else args.warmup,  # batch: DF complete from the start
     )
+    if args.df_pass and str(args.input) == "-":
+        raise ConfigError("--df-pass reads the input twice: give a file, not stdin")
     index = open_index(config.backend, config)
     bad_lines = 0
     try:
-        dedup = Deduplicator(index, config)
+        dedup = Deduplicator(index, config, dedup_fingerprinter(config, args.input))
+        if args.df_pass:  # rarewords batch mode: DF of every readable document first
+            learn_frequencies(dedup, args.input)
         with _open_output(args.output) as out, _open_input(args.input) as lines:
             progress = tqdm(lines, unit=" docs", disable=not sys.stderr.isatty(), file=sys.stderr)
             for number, line in enumerate(progress, start=1):
@@ -130,6 +151,17 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         print(f"neardup: {bad_lines} input line(s) skipped as unreadable", file=sys.stderr)
         return 1
     return 0
+
+
+def learn_frequencies(dedup: Deduplicator, path: Path) -> None:
+    """First pass of batch mode; unreadable lines are reported by the second pass."""
+    with _open_input(path) as lines:
+        for line in lines:
+            if line.strip():
+                try:
+                    dedup.learn(parse_document(line))
+                except InputError:
+                    continue
 
 
 def verdict_record(verdict: Verdict) -> dict[str, Any]:
@@ -225,6 +257,8 @@ def load_document(ref: str) -> Document:
 def cmd_compare(args: argparse.Namespace) -> int:
     if not args.method:
         args.method = list(KNOWN_METHODS)  # compare shows every method unless told otherwise
+        if not args.anchors_model:
+            args.method.remove("anchors")  # anchors needs a fitted model
     args.exact = True  # exact Jaccard and containment cost nothing for a single pair
     config = config_from_args(args)
     fingerprinter = Fingerprinter(config)
@@ -252,6 +286,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         }
     result["duplicate"] = duplicate
     result["shared_shingles"] = shared_shingles(fingerprinter, doc_a, doc_b, config)
+    if "similarity" in result["methods"].get("rarewords", {}):
+        words_a = fingerprinter.normalizer.words(fingerprinter.text_of(doc_a)[0]).words
+        result["shared_rare_words"] = shared_rare_words(
+            words_a, fa.signatures["rarewords"], fb.signatures["rarewords"], fingerprinter.hasher
+        )
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
@@ -266,6 +305,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
               f"of {shared['a']} (A) and {shared['b']} (B)")
         for example in shared["examples"]:
             print(f"  \u00b7 {example}")
+        if "shared_rare_words" in result:
+            print("shared rare words:", ", ".join(result["shared_rare_words"]) or "none")
         print("verdict:", "near-duplicate" if duplicate else "distinct")
     return 0 if duplicate else 1
 

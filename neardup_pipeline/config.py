@@ -7,13 +7,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Method = Literal["simhash", "minhash"]
+Method = Literal["simhash", "minhash", "rarewords", "anchors"]
 Action = Literal["drop", "tag"]
 OnError = Literal["keep", "fail"]
 HashName = Literal["rabin", "xxh64"]
 Mode = Literal["resemblance", "containment"]
 
-KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash")
+KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash", "rarewords", "anchors")
 DEFAULT_BACKEND = "sqlite:neardup.sqlite"
 
 
@@ -61,6 +61,12 @@ class NearDupConfig:
     mode: Mode = "resemblance"  # containment: flag a document mostly contained in an earlier one
     containment_threshold: float = 0.8
     containment_sample: int = 8  # containment keys: shingles whose hash is 0 mod this
+    # Less-frequent words (DF kept by the index; see rarewords.py)
+    rarewords_keys: int = 8  # m: partition keys per document (smallest hashes of its rare words)
+    rarewords_percentile: float = 0.5  # rare: DF <= this percentile of the document's word DFs
+    rarewords_max_words: int = 256  # profile size cap (smallest hashes kept)
+    rarewords_threshold: float = 0.7  # weighted Jaccard of a near-duplicate
+    rarewords_warmup: int = 100  # stream: fewer documents in DF than this, no rarewords verdict
     # Pipeline / item fields
     html_field: str = "html"
     text_field: str = "text"
@@ -76,6 +82,18 @@ class NearDupConfig:
     es_verify_certs: bool = True
     es_ca_certs: str | None = None
     es_bulk_size: int = 500
+    # Anchor words (Ilyinsky et al.)
+    anchors_model: str | None = None  # fitted model (JSON); None: fit from the first pages
+    anchors_model_out: str | None = None  # pipeline: save the model fitted at warm-up here
+    anchors_warmup: int = 1000  # pages to fit on when no model is given
+    anchors_words: int = 3000  # N anchor words (3-5 thousand at web scale)
+    anchors_min_df: int = 3
+    anchors_max_df: float = 0.5  # share of documents
+    anchors_floor_precision: float = 0.8  # stage 1 takes only words at least this precise
+    anchors_edit: float = 0.1  # a small edit changes a count by max(edit * tf, edit_floor)
+    anchors_edit_floor: float = 0.5
+    anchors_min_bits: int = 3  # fewer set bits: never a duplicate (near-empty signatures)
+    anchors_tolerance: int = 0  # Hamming distance still called a duplicate
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.methods if m not in KNOWN_METHODS]
@@ -105,8 +123,17 @@ class NearDupConfig:
             raise ConfigError("containment_sample must be >= 1")
         if self.max_html_bytes < 1 or self.max_token_chars < 1 or self.min_tokens < 1:
             raise ConfigError("max_html_bytes, max_token_chars and min_tokens must be >= 1")
+        if self.rarewords_keys < 1 or self.rarewords_max_words < self.rarewords_keys:
+            raise ConfigError("rarewords needs 1 <= rarewords_keys <= rarewords_max_words")
+        if not 0 < self.rarewords_percentile <= 1 or not 0 < self.rarewords_threshold <= 1:
+            raise ConfigError("rarewords_percentile and rarewords_threshold must lie in (0, 1]")
+        if self.rarewords_warmup < 0:
+            raise ConfigError("rarewords_warmup must be >= 0")
         if self.es_bulk_size < 1:
             raise ConfigError("es_bulk_size must be >= 1")
+        if min(self.anchors_warmup, self.anchors_words, self.anchors_min_df,
+               self.anchors_min_bits) < 1 or not 0 <= self.anchors_tolerance <= 3:
+            raise ConfigError("anchors_warmup/words/min_df/min_bits must be >= 1, tolerance 0-3")
 
     def replace(self, **changes: Any) -> NearDupConfig:
         """A copy with some settings changed (validated again)."""

@@ -6,10 +6,12 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .anchors import AnchorModel
 from .config import NearDupConfig
 from .extract import html_to_text
 from .methods import Method, build_methods
 from .normalize import Normalizer
+from .rarewords import CorpusStats
 from .shingles import ShingleHasher
 
 Status = Literal["ok", "no_text"]
@@ -45,9 +47,11 @@ class Fingerprint:
 class Fingerprinter:
     """Computes every configured method's signature of a document."""
 
-    def __init__(self, config: NearDupConfig | None = None) -> None:
+    def __init__(
+        self, config: NearDupConfig | None = None, anchors_model: AnchorModel | None = None
+    ) -> None:
         self.config = config or NearDupConfig()
-        self.methods: dict[str, Method] = build_methods(self.config)
+        self.methods: dict[str, Method] = build_methods(self.config, anchors_model)
         self.normalizer = Normalizer(
             self.config.language,
             remove_stopwords=self.config.remove_stopwords,
@@ -78,8 +82,12 @@ class Fingerprinter:
         truncated = len(text) > self.config.max_html_bytes
         return text[: self.config.max_html_bytes], "", truncated
 
-    def fingerprint(self, doc: Document) -> Fingerprint:
-        """Signatures of `doc`; status "no_text" when it has fewer than min_tokens words."""
+    def fingerprint(self, doc: Document, stats: CorpusStats | None = None) -> Fingerprint:
+        """Signatures of `doc`; status "no_text" when it has fewer than min_tokens words.
+
+        `stats` (document frequencies, usually the index) completes the signatures of methods
+        that need the corpus (rarewords); without it they treat every word as equally rare.
+        """
         text, title, truncated = self.text_of(doc)
         words = self.normalizer.words(text)
         content_hash = hashlib.blake2b(" ".join(words.words).encode(), digest_size=16).hexdigest()
@@ -92,6 +100,10 @@ class Fingerprinter:
             name: method.signature(words.words, self.hasher)
             for name, method in self.methods.items()
         }
+        for name, method in self.methods.items():  # two-step signatures: corpus DF is known now
+            complete = getattr(method, "complete", None)
+            if complete is not None:
+                signatures[name] = complete(signatures[name], stats, doc.doc_id)
         keys = {name: self.methods[name].keys(sig) for name, sig in signatures.items()}
         return Fingerprint(
             doc.doc_id, "ok", signatures, keys, words.language, len(words.words),

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from .anchors import AnchorModel, anchors_method
 from .config import NearDupConfig
 from .minhash import MinhashMethod
+from .rarewords import RarewordsMethod
 from .shingles import ShingleHasher
 from .simhash import SimhashMethod
 
@@ -40,8 +42,11 @@ class Method(Protocol):
     def explain(self, a: Any, b: Any) -> dict[str, object]: ...
 
 
-def build_methods(config: NearDupConfig) -> dict[str, Method]:
-    """The configured methods, by name, in the order the configuration lists them."""
+def build_methods(
+    config: NearDupConfig, anchors_model: AnchorModel | None = None
+) -> dict[str, Method]:
+    """The configured methods, by name, in the order the configuration lists them (anchors:
+    `anchors_model`, else the file config.anchors_model names)."""
     factories: dict[str, Callable[[], Method]] = {
         "simhash": lambda: SimhashMethod(
             shingle=config.simhash_shingle, k=config.simhash_k, blocks=config.simhash_blocks
@@ -56,5 +61,13 @@ def build_methods(config: NearDupConfig) -> dict[str, Method]:
             containment_threshold=config.containment_threshold,
             sample=config.containment_sample,
         ),
+        "rarewords": lambda: RarewordsMethod(
+            keys_per_doc=config.rarewords_keys,
+            percentile=config.rarewords_percentile,
+            max_words=config.rarewords_max_words,
+            threshold=config.rarewords_threshold,
+            warmup=config.rarewords_warmup,
+        ),
+        "anchors": lambda: anchors_method(config, anchors_model),
     }
     return {name: factories[name]() for name in config.methods}

@@ -16,6 +16,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import threads
 from twisted.python.threadpool import ThreadPool
 
+from .anchors_warmup import AnchorsWarmup, WarmupReport, open_deduplicator, report_warmup
 from .config import NearDupConfig
 from .fingerprint import Document
 from .index import open_index
@@ -53,7 +54,8 @@ class NearDupPipeline:
         self.stats = crawler.stats
         self._pool: ThreadPool | None = None
         self._index: FingerprintIndex | None = None
-        self._dedup: Deduplicator | None = None
+        self._dedup: Deduplicator | AnchorsWarmup | None = None
+        self._warmup_report: WarmupReport | None = None  # handed from the worker to the reactor
         self._warned_fields: set[str] = set()
         self._shutdown_trigger: Any = None
 
@@ -74,7 +76,7 @@ class NearDupPipeline:
         core: Any = reactor  # IReactorCore's zope-style stubs confuse mypy
         self._shutdown_trigger = core.addSystemEventTrigger("during", "shutdown", self._pool.stop)
         self._index = await self._in_worker(open_index, self.config.backend, self.config)
-        self._dedup = await self._in_worker(Deduplicator, self._index, self.config)
+        self._dedup = await self._in_worker(open_deduplicator, self._index, self.config)
         logger.info(
             "neardup: methods=%s action=%s backend=%s (%d fingerprints stored)",
             ",".join(self.config.methods), self.config.action,
@@ -83,6 +85,13 @@ class NearDupPipeline:
 
     async def close_spider(self) -> None:
         try:
+            if isinstance(self._dedup, AnchorsWarmup) and self._dedup.pages:
+                try:  # a crawl shorter than the warm-up: fit on what it saw
+                    await self._in_worker(self._finish_warmup)
+                except Exception:
+                    self._inc("errors")
+                    logger.exception("neardup: anchors fit at the end of the crawl failed")
+                self._report_warmup()
             if self._index is not None:
                 await self._in_worker(self._index.close)
         finally:
@@ -121,6 +130,8 @@ class NearDupPipeline:
     def _check(self, doc: Document) -> Verdict:
         assert self._dedup is not None
         verdict = self._dedup.process(doc)
+        if isinstance(self._dedup, AnchorsWarmup) and self._dedup.ready:
+            self._finish_warmup()
         add_page = getattr(self._index, "add_page", None)
         if add_page is not None and self.config.pages_index and verdict.status == "ok":
             fp_text, title, _ = self._dedup.fingerprinter.text_of(doc)
@@ -132,7 +143,18 @@ class NearDupPipeline:
             })
         return verdict
 
+    def _finish_warmup(self) -> None:
+        """Worker thread: fit the anchors model and check the warm-up pages with it."""
+        assert isinstance(self._dedup, AnchorsWarmup)
+        self._dedup, self._warmup_report = self._dedup.finish()
+
+    def _report_warmup(self) -> None:
+        report, self._warmup_report = self._warmup_report, None
+        if report is not None:
+            report_warmup(report, self.stats, logger)
+
     def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> Any:
+        self._report_warmup()
         fields = self.config.tag_fields
         if verdict.status != "ok":
             self._inc(verdict.status)

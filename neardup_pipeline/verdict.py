@@ -6,9 +6,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .index.base import FingerprintIndex, IndexEntry
+from .rarewords import RarewordsMethod, WarmupReplay
 
 VerdictStatus = Literal["ok", "no_text", "error", "unchecked"]
 
@@ -54,10 +57,14 @@ class Deduplicator:
         self.index = index
         # An index made with other text rules, hashes or method parameters is refused here.
         index.ensure_params(self.fingerprinter.params())
+        self._replays = [  # rarewords stream warm-up: young profiles are redone once, at its end
+            WarmupReplay(name, m) for name, m in self.fingerprinter.methods.items()
+            if isinstance(m, RarewordsMethod)
+        ]
 
     def check(self, doc: Document) -> tuple[Verdict, Fingerprint]:
         """Verdict for `doc` against what the index holds (the index is not changed)."""
-        fp = self.fingerprinter.fingerprint(doc)
+        fp = self.fingerprinter.fingerprint(doc, self.index)  # the index keeps DF (rarewords)
         if fp.status != "ok":
             return Verdict(doc.doc_id, "no_text", reason="no words to compare"), fp
         return self.verdict_for(fp), fp
@@ -79,6 +86,9 @@ class Deduplicator:
                     continue
                 sim = method.similarity(fp.signatures[name], cand_sigs[name])
                 scores[name] = max(scores.get(name, 0.0), sim)
+                warming_up = getattr(method, "warming_up", None)  # DF too young to decide on
+                if warming_up is not None and warming_up(fp.signatures[name]):
+                    continue
                 if method.is_duplicate(fp.signatures[name], cand_sigs[name]) and (
                     best is None or sim > best.similarity
                 ):
@@ -110,13 +120,36 @@ class Deduplicator:
             "url": url,
             "added": time.time(),
         }
-        self.index.add(
-            IndexEntry(fp.doc_id, self.fingerprinter.encode(fp), fp.keys, meta)
-        )
+        entry = IndexEntry(fp.doc_id, self.fingerprinter.encode(fp), fp.keys, meta)
+        self.index.add(entry)
+        for replay in self._replays:
+            replay.remember(entry, fp.signatures[replay.name])
+
+    def count_words(self, fp: Fingerprint) -> None:
+        """Add a checked document's distinct words to the index's DF (a re-add replaces them)."""
+        for name, method in self.fingerprinter.methods.items():
+            corpus_words = getattr(method, "corpus_words", None)
+            words = corpus_words(fp.signatures[name]) if corpus_words is not None else None
+            if words is not None:
+                self.index.add_document_frequencies(fp.doc_id, words.tolist())
+                return
+
+    def learn(self, doc: Document) -> None:
+        """Batch mode's first pass: count `doc`'s words in DF only (no lookup, no verdict)."""
+        if not any(hasattr(m, "corpus_words") for m in self.fingerprinter.methods.values()):
+            return
+        words = self.fingerprinter.normalizer.words(self.fingerprinter.text_of(doc)[0]).words
+        if len(words) >= self.config.min_tokens:
+            hashes = np.unique(self.fingerprinter.hasher.word_hashes(words))
+            self.index.add_document_frequencies(doc.doc_id, hashes.tolist())
 
     def process(self, doc: Document) -> Verdict:
         """Check and, by policy, record: originals always, duplicates when index_duplicates."""
         verdict, fp = self.check(doc)
+        if verdict.status == "ok":
+            self.count_words(fp)
         if verdict.status == "ok" and (not verdict.is_duplicate or self.config.index_duplicates):
             self.record(fp, verdict, doc.url)
+        for replay in self._replays:
+            replay.replay(self.index)
         return verdict

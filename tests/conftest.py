@@ -58,7 +58,8 @@ def es_index_names(es_url: str) -> Iterator[dict[str, str]]:
 
     client = Elasticsearch(es_url, request_timeout=30)
     try:
-        for name in names.values():  # one call per index: a missing one must not spare the other
+        # one call per index: a missing one must not spare the other (-df: rarewords' DF index)
+        for name in [*names.values(), f"{names['fingerprint_index']}-df"]:
             client.options(ignore_status=404).indices.delete(index=name)
     finally:
         client.close()

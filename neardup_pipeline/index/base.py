@@ -51,6 +51,22 @@ class FingerprintIndex(Protocol):
 
     def count(self) -> int: ...
 
+    # Document frequency (the rarewords method): counted per doc id, so a re-add replaces its
+    # words instead of counting them twice.
+    def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
+        """Count the distinct 64-bit word hashes of `doc_id` in DF (replacing its earlier words)."""
+        ...
+
+    def document_frequencies(
+        self, word_hashes: Iterable[int], exclude: str | None = None
+    ) -> dict[int, int]:
+        """DF of every given word among the counted documents, `exclude` left out."""
+        ...
+
+    def document_count(self, exclude: str | None = None) -> int:
+        """Documents counted in DF, `exclude` left out."""
+        ...
+
     def flush(self) -> None:
         """Make every write durable (and, for a shared index, visible to other processes)."""
         ...

@@ -12,6 +12,15 @@ Policy: one `indices.refresh` per bulk batch (every `es_bulk_size` writes and at
 never one per item, which would cost a segment per page. Other processes see our writes after our
 flush; `count()` flushes first, so it never counts a pending re-add twice.
 
+Document frequency (rarewords) lives in a side index, `<fingerprint_index>-df` (mapping in
+`es_mappings/df.json`, created on first use): one document per counted page, `_id` = the page's,
+holding its distinct word hashes as a `keyword` array. DF is a `terms` aggregation over it, never
+a stored counter: the server has no painless, so no scripted upsert could increment one safely,
+while a page document replaced by `index` (re-add) or written by two processes at once cannot
+double count. Cost: every distinct word of every page is indexed once more (about 8 bytes of
+term plus postings per word), and a lookup is one aggregation filtered to the page's words.
+Pending DF documents stay in a local MemoryIndex until flushed and refreshed, like fingerprints.
+
 The sync client is deliberate: the Scrapy pipeline calls the index from one worker thread.
 """
 
@@ -54,6 +63,7 @@ TRANSPORT_ATTEMPTS = 3  # our retries around a whole call, with backoff, once th
 BACKOFF_SECONDS = 0.5  # doubled after each failed attempt
 MAX_CANDIDATES = 10_000  # = the default index.max_result_window
 MGET_CHUNK = 1000
+DF_CHUNK = 10_000  # words per DF aggregation: below index.max_terms_count (65,536)
 _METHOD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _TYPED_META = ("url", "cluster", "duplicate_of", "similarity", "method")
 _PAGE_FIELDS = (
@@ -140,6 +150,10 @@ class ElasticIndex:
         self._cache = MemoryIndex()
         self._cached: dict[str, IndexEntry] = {}
         self._closed = False
+        self.df_index = f"{fingerprint_index}-df"
+        self._df_ready = False
+        self._df_cache = MemoryIndex()  # DF of pages queued since the last refresh
+        self._df_cached: set[str] = set()
         self._warned_truncated = False
         self._start()
 
@@ -434,6 +448,65 @@ class ElasticIndex:
                 raise IndexError_(f"counting fingerprints failed: {_describe(exc)}") from exc
             return int(response.body["count"])
 
+    # ------------------------------------------------------------------ document frequency
+
+    def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
+        """Queue the page's DF document (its distinct words); it replaces any earlier one."""
+        words = sorted({int(w) for w in word_hashes})
+        source = {"doc_id": doc_id, "words": [f"{w:016x}" for w in words], "added": _now()}
+        with self._lock:
+            self._check_open()
+            self._ensure_df()
+            self._df_cache.add_document_frequencies(doc_id, words)
+            self._df_cached.add(doc_id)
+            self._queue(self.df_index, es_id(doc_id), source)
+
+    def document_frequencies(
+        self, word_hashes: Iterable[int], exclude: str | None = None
+    ) -> dict[int, int]:
+        """Aggregated DF of the stored pages (pending and `exclude` left out) + pending DF."""
+        wanted = list(dict.fromkeys(int(w) for w in word_hashes))
+        counts, _ = self._df_query(wanted, exclude)
+        return counts
+
+    def document_count(self, exclude: str | None = None) -> int:
+        return self._df_query([], exclude)[1]
+
+    def _df_query(self, wanted: list[int], exclude: str | None) -> tuple[dict[int, int], int]:
+        with self._lock:
+            self._check_open()
+            self._ensure_df()
+            counts = self._df_cache.document_frequencies(wanted, exclude)
+            documents = self._df_cache.document_count(exclude)
+            skip = sorted(self._df_cached | ({exclude} if exclude is not None else set()))
+        query = {"bool": {"must_not": [{"ids": {"values": [es_id(i) for i in skip]}}]}}
+        by_hex = {f"{w:016x}": w for w in wanted}
+        hexes = list(by_hex)
+        for start in range(0, max(len(hexes), 1), DF_CHUNK):
+            chunk = hexes[start : start + DF_CHUNK]
+            aggs = {"df": {"filter": {"terms": {"words": chunk}}, "aggs": {"w": {"terms": {
+                "field": "words", "include": chunk, "size": len(chunk)}}}}} if chunk else None
+            try:
+                response = self._call(
+                    partial(self._client.search, index=self.df_index, query=query, size=0,
+                            aggs=aggs, track_total_hits=True, request_cache=False)
+                )
+            except ApiError as exc:
+                raise IndexError_(f"document frequency lookup failed: {_describe(exc)}") from exc
+            if start == 0:
+                documents += int(response.body["hits"]["total"]["value"])
+            if chunk:
+                for bucket in response.body["aggregations"]["df"]["w"]["buckets"]:
+                    word = by_hex[bucket["key"]]
+                    counts[word] = counts.get(word, 0) + int(bucket["doc_count"])
+        return counts, documents
+
+    def _ensure_df(self) -> None:
+        """Create the DF side index on first use (pages-only crawls never pay for it)."""
+        if not self._df_ready:
+            self._install("df", self.df_index, "neardup-df")
+            self._df_ready = True
+
     def flush(self) -> None:
         """Send the buffer, refresh, and let Elasticsearch answer for what was sent."""
         with self._lock:
@@ -473,6 +546,9 @@ class ElasticIndex:
                 raise IndexError_(f"refresh after bulk failed: {_describe(exc)}") from exc
         # Now searchable (or never stored): Elasticsearch is the truth for these doc ids again.
         sent = {a["_source"]["doc_id"] for a in actions if a["_index"] == self.fingerprint_index}
+        for doc_id in {a["_source"]["doc_id"] for a in actions if a["_index"] == self.df_index}:
+            self._df_cache.remove_document_frequencies(doc_id)
+            self._df_cached.discard(doc_id)
         keep = {doc_id: e for doc_id, e in self._cached.items() if doc_id not in sent}
         if len(keep) != len(self._cached):
             self._cached = keep

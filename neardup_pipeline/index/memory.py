@@ -17,6 +17,8 @@ class MemoryIndex:
         self._entries: dict[str, IndexEntry] = {}
         self._postings: dict[tuple[str, str], set[str]] = defaultdict(set)
         self._params: dict[str, Any] | None = None
+        self._doc_words: dict[str, frozenset[int]] = {}  # DF: each document's distinct words
+        self._df: dict[int, int] = {}
         self._lock = threading.Lock()
 
     def ensure_params(self, params: Mapping[str, Any]) -> None:
@@ -59,6 +61,41 @@ class MemoryIndex:
 
     def count(self) -> int:
         return len(self._entries)
+
+    def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
+        words = frozenset(int(w) for w in word_hashes)
+        with self._lock:
+            self._forget(doc_id)
+            self._doc_words[doc_id] = words
+            df = self._df
+            for w in words:
+                df[w] = df.get(w, 0) + 1
+
+    def document_frequencies(
+        self, word_hashes: Iterable[int], exclude: str | None = None
+    ) -> dict[int, int]:
+        with self._lock:
+            own = self._doc_words.get(exclude, frozenset()) if exclude is not None else frozenset()
+            return {
+                int(w): self._df.get(int(w), 0) - (int(w) in own) for w in word_hashes
+            }
+
+    def document_count(self, exclude: str | None = None) -> int:
+        with self._lock:
+            return len(self._doc_words) - (exclude is not None and exclude in self._doc_words)
+
+    def remove_document_frequencies(self, doc_id: str) -> None:
+        """Forget a document's words (the Elasticsearch write cache drops sent entries)."""
+        with self._lock:
+            self._forget(doc_id)
+
+    def _forget(self, doc_id: str) -> None:
+        df = self._df
+        for w in self._doc_words.pop(doc_id, frozenset()):
+            if df[w] <= 1:
+                del df[w]
+            else:
+                df[w] -= 1
 
     def flush(self) -> None:
         """Nothing to persist."""

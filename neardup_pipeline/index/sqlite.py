@@ -1,5 +1,10 @@
 """Embedded, persistent index in one SQLite file (the default backend: no server).
 
+Document frequency (rarewords): `df` holds a count per word hash (as a signed 64-bit integer)
+and `df_docs` each counted document's distinct words as one packed blob, so a re-add subtracts
+the old words first. Both change in the writer's transaction: SQLite serialises writers, so two
+processes never lose a count.
+
 Keys live in an indexed table (method, key) -> doc_id; signatures and metadata as JSON beside the
 document row. Writes are committed in batches (and at flush/close); lookups on the same
 connection see uncommitted writes, so read-after-write holds without a commit per page.
@@ -14,6 +19,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .base import IndexEntry, IndexError_, IndexParamsError, params_mismatch
 
@@ -31,6 +38,9 @@ CREATE TABLE IF NOT EXISTS keys (
     PRIMARY KEY (method, key, doc_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS keys_by_doc ON keys (doc_id);
+CREATE TABLE IF NOT EXISTS df (word INTEGER PRIMARY KEY, n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS df_docs (doc_id TEXT PRIMARY KEY, words BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS df_count (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
 """
 _LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
 
@@ -135,6 +145,66 @@ class SqliteIndex:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
 
+    def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
+        words = np.unique(np.fromiter((int(w) for w in word_hashes), dtype=np.uint64))
+        new = words.view(np.int64).tolist()
+        with self._lock:
+            # A write first (DELETE ... RETURNING): the transaction holds the write lock before
+            # it reads the old words, so no other process can change them in between.
+            old = self._db.execute(
+                "DELETE FROM df_docs WHERE doc_id = ? RETURNING words", (doc_id,)
+            ).fetchall()
+            if not old:  # a document new to DF: COUNT(*) would scan the table on every lookup
+                self._db.execute(
+                    "INSERT INTO df_count (id, n) VALUES (0, 1)"
+                    " ON CONFLICT (id) DO UPDATE SET n = n + 1"
+                )
+            else:
+                gone = np.frombuffer(old[0][0], dtype="<i8").tolist()
+                self._db.executemany("UPDATE df SET n = n - 1 WHERE word = ?", _rows(gone))
+                self._db.execute("DELETE FROM df WHERE n <= 0")
+            self._db.executemany(
+                "INSERT INTO df (word, n) VALUES (?, 1) ON CONFLICT (word) DO UPDATE SET n = n + 1",
+                _rows(new),
+            )
+            self._db.execute(
+                "INSERT INTO df_docs (doc_id, words) VALUES (?, ?)",
+                (doc_id, words.view(np.int64).astype("<i8").tobytes()),
+            )
+            self._pending += 1
+
+    def document_frequencies(
+        self, word_hashes: Iterable[int], exclude: str | None = None
+    ) -> dict[int, int]:
+        wanted = list(dict.fromkeys(int(w) for w in word_hashes))
+        signed = np.array(wanted, dtype=np.uint64).view(np.int64).tolist()
+        found: dict[int, int] = {}
+        with self._lock:
+            for start in range(0, len(signed), _LOOKUP_CHUNK):
+                chunk = signed[start : start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                found.update(
+                    self._db.execute(f"SELECT word, n FROM df WHERE word IN ({marks})", chunk)
+                )
+            own: set[int] = set()
+            if exclude is not None:
+                row = self._db.execute(
+                    "SELECT words FROM df_docs WHERE doc_id = ?", (exclude,)
+                ).fetchone()
+                if row is not None:
+                    own = set(np.frombuffer(row[0], dtype="<i8").tolist())
+        return {w: found.get(s, 0) - (s in own) for w, s in zip(wanted, signed, strict=True)}
+
+    def document_count(self, exclude: str | None = None) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT n FROM df_count WHERE id = 0").fetchone()
+            n = int(row[0]) if row else 0
+            if exclude is not None and self._db.execute(
+                "SELECT 1 FROM df_docs WHERE doc_id = ?", (exclude,)
+            ).fetchone():
+                n -= 1
+        return n
+
     def flush(self) -> None:
         with self._lock:
             self._commit()
@@ -148,6 +218,10 @@ class SqliteIndex:
         self._db.commit()
         self._pending = 0
         self._last_commit = time.monotonic()
+
+
+def _rows(values: list[int]) -> list[tuple[int]]:
+    return [(v,) for v in values]
 
 
 def _keys_meta(entry: IndexEntry) -> dict[str, Any]:
