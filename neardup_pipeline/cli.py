@@ -15,6 +15,7 @@ from tqdm import tqdm
 from . import __version__
 from .anchors_cli import add_anchors_command, dedup_fingerprinter
 from .config import KNOWN_METHODS, ConfigError, NearDupConfig
+from .eval_cli import add_eval_command
 from .fingerprint import Document, Fingerprinter
 from .index import open_index
 from .index.base import IndexError_
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_arguments(crawl_cmd)
     crawl_cmd.set_defaults(func=crawl.run)
     add_anchors_command(sub)
+    add_eval_command(sub)
     return parser
 
 

@@ -12,6 +12,7 @@ Action = Literal["drop", "tag"]
 OnError = Literal["keep", "fail"]
 HashName = Literal["rabin", "xxh64"]
 Mode = Literal["resemblance", "containment"]
+Content = Literal["whole", "main"]
 
 KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash", "rarewords", "anchors")
 DEFAULT_BACKEND = "sqlite:neardup.sqlite"
@@ -47,6 +48,7 @@ class NearDupConfig:
     max_html_bytes: int = 20 * 1024 * 1024  # larger pages are cut here, not refused
     max_token_chars: int = 64  # longer "words" (base64 blobs, hashes) are not words
     min_tokens: int = 1  # fewer tokens than this: the page has no text to compare
+    content: Content = "whole"  # main: the page's main content (trafilatura), whole as fallback
     # Simhash (Charikar; Manku et al. 2007)
     hash: HashName = "rabin"
     simhash_shingle: int = 3
@@ -115,6 +117,8 @@ class NearDupConfig:
             raise ConfigError("minhash_hashes must split evenly into minhash_supers (84 = 6 x 14)")
         if not 0 < self.minhash_threshold <= 1 or not 0 < self.containment_threshold <= 1:
             raise ConfigError("thresholds must lie in (0, 1]")
+        if self.content not in ("whole", "main"):
+            raise ConfigError(f"content must be 'whole' or 'main', got {self.content!r}")
         if self.mode not in ("resemblance", "containment"):
             raise ConfigError(f"mode must be 'resemblance' or 'containment', got {self.mode!r}")
         if self.mode == "containment" and "minhash" not in self.methods:

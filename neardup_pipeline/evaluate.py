@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .anchors import AnchorModel, fit_corpus
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .index import MemoryIndex
@@ -28,7 +29,11 @@ Pair = tuple[str, str]
 SWEEPS: dict[str, tuple[str, tuple[float, ...]]] = {
     "simhash": ("simhash_k", (0, 1, 2, 3, 4, 5, 6, 8, 10)),
     "minhash": ("minhash_threshold", (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)),
+    "rarewords": ("rarewords_threshold", (0.5, 0.6, 0.7, 0.8, 0.9)),
+    "anchors": ("anchors_tolerance", (0, 1, 2, 3)),
 }
+# Signatures that need nothing but the document (so a sweep can reuse them with new keys).
+SELF_CONTAINED = frozenset({"simhash", "minhash"})
 
 
 @dataclass(frozen=True)
@@ -123,9 +128,10 @@ def cluster(
     documents: Sequence[Document],
     config: NearDupConfig,
     fingerprints: Sequence[Fingerprint] | None = None,
+    fingerprinter: Fingerprinter | None = None,
 ) -> dict[str, str]:
     """Documents in input order through a fresh in-memory index -> {id: cluster}."""
-    dedup = Deduplicator(MemoryIndex(), config)
+    dedup = Deduplicator(MemoryIndex(), config, fingerprinter)
     clusters: dict[str, str] = {}
     for n, doc in enumerate(documents):
         verdict: Verdict | None
@@ -138,6 +144,14 @@ def cluster(
                 dedup.record(fp, verdict, doc.url)
         clusters[doc.doc_id] = (verdict.cluster if verdict else None) or doc.doc_id
     return clusters
+
+
+def _anchors_model(documents: Sequence[Document], config: NearDupConfig) -> AnchorModel | None:
+    """Anchors need a fitted model: the configured one, else one fitted on these documents."""
+    if config.anchors_model:
+        return None  # the method loads it from the configuration
+    reader = Fingerprinter(config.replace(methods=("simhash",)))
+    return fit_corpus((reader.text_of(doc)[0] for doc in documents), config)
 
 
 def rekey(fp: Fingerprint, fingerprinter: Fingerprinter) -> Fingerprint:
@@ -168,9 +182,13 @@ def evaluate(
     reports = []
     for method in methods:
         config = base.replace(methods=(method,))
-        fingerprinter = Fingerprinter(config)
-        fingerprints = [fingerprinter.fingerprint(doc) for doc in documents]
-        predicted = cluster(documents, config, fingerprints)
+        model = _anchors_model(documents, config) if method == "anchors" else None
+        fingerprinter = Fingerprinter(config, model)
+        fingerprints = (
+            [fingerprinter.fingerprint(doc) for doc in documents]
+            if method in SELF_CONTAINED else None
+        )
+        predicted = cluster(documents, config, fingerprints, fingerprinter)
         sweep = []
         parameter, values = SWEEPS.get(method, ("", ()))
         for value in values:
@@ -178,7 +196,8 @@ def evaluate(
             if parameter == "simhash_k":  # pigeonhole needs more blocks than bits allowed to differ
                 changes["simhash_blocks"] = max(config.simhash_blocks, int(value) + 1)
             swept = config.replace(**changes)
-            scores = score(cluster(documents, swept, fingerprints), gold)
+            clusters = cluster(documents, swept, fingerprints, Fingerprinter(swept, model))
+            scores = score(clusters, gold)
             sweep.append({"parameter": parameter, "value": value, **scores.as_dict()})
         reports.append(
             MethodReport(method, score(predicted, gold), recall_by_kind(predicted, gold), sweep)

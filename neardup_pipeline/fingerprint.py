@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from .anchors import AnchorModel
 from .config import NearDupConfig
+from .content import main_content_text
 from .extract import html_to_text
 from .methods import Method, build_methods
 from .normalize import Normalizer
@@ -64,6 +65,7 @@ class Fingerprinter:
         """Everything that must match between two fingerprints for them to be comparable."""
         return {
             "version": 1,
+            "content": self.config.content,
             "text": self.normalizer.params(),
             "hash": self.hasher.params(),
             "methods": {name: m.params() for name, m in self.methods.items()},
@@ -72,7 +74,8 @@ class Fingerprinter:
     def text_of(self, doc: Document) -> tuple[str, str, bool]:
         """(visible text, title, truncated) of a document."""
         if doc.html is not None and (doc.text is None or not str(doc.text).strip()):
-            extracted = html_to_text(
+            extract = main_content_text if self.config.content == "main" else html_to_text
+            extracted = extract(
                 doc.html, encoding=doc.encoding, max_bytes=self.config.max_html_bytes
             )
             return extracted.text, extracted.title, extracted.truncated

@@ -154,3 +154,24 @@ def test_compare_reports_every_method_with_shared_shingles(tmp_path: Path) -> No
     assert 0 < minhash["jaccard"] < 0.8 and minhash["containment_b_in_a"] >= 0.95
     assert minhash["containment_a_in_b"] < 0.8 and "estimate" in minhash
     assert report["shared_shingles"]["count"] > 0 and report["shared_shingles"]["examples"]
+
+
+def test_eval_reports_scores_kinds_sweep_and_plot(tmp_path: Path) -> None:
+    docs = write_jsonl(tmp_path / "docs.jsonl", [CORPUS[0], CORPUS[1], CORPUS[2], CORPUS[4]])
+    gold = write_jsonl(tmp_path / "gold.jsonl", [
+        {"id": "orig", "group": "A", "kind": "original"},
+        {"id": "copy", "group": "A", "kind": "dateline"},
+        {"id": "other", "group": "B", "kind": "original"},
+        {"id": "copy2", "group": "A", "kind": "tail"},
+    ])
+    png = tmp_path / "pr.png"
+    result = neardup("eval", str(docs), str(gold), "--method", "simhash", "--method", "minhash",
+                     "--plot", str(png), "--json")
+    assert result.returncode == 0, result.stderr
+    reports = {r["method"]: r for r in json.loads(result.stdout)}
+    assert reports["simhash"]["precision"] == 1.0 and reports["simhash"]["recall"] == 1.0
+    assert reports["simhash"]["recall_by_kind"] == {"dateline": 1.0, "tail": 1.0}
+    assert len(reports["minhash"]["sweep"]) == 6
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    table = neardup("eval", str(docs), str(gold), "--method", "simhash")
+    assert "| simhash | 1.0000 | 1.0000 | 1.0000 |" in table.stdout

@@ -1,0 +1,41 @@
+"""DOCS/GOLD files of the natural near-duplicates in ../shared/data, for `neardup eval`.
+
+- postgresql: the 15.18 and 15.20 manuals; group = page name (same page, two releases).
+- guide-en|ru|ca: the installation guide per language, 9 architectures; group = title (the same
+  section rendered for another architecture), as MANIFEST.csv says.
+Usage: python benchmarks/natural_gold.py OUT_DIR
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
+
+
+def write(out: Path, name: str, pages: Sequence[Page]) -> None:
+    folder = out / name
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "DOCS.jsonl").open("w", encoding="utf-8") as docs, \
+            (folder / "GOLD.jsonl").open("w", encoding="utf-8") as gold:
+        for page in pages:
+            html = page.html.decode("utf-8", errors="replace")
+            docs.write(json.dumps({"id": page.doc_id, "html": html, "url": page.doc_id}) + "\n")
+            gold.write(json.dumps({"id": page.doc_id, "group": page.group, "kind": None}) + "\n")
+
+
+def main() -> int:
+    out = Path(sys.argv[1])
+    write(out, "postgresql", postgresql_pages())
+    guide = installation_guide_pages()
+    for lang in ("en", "ru", "ca"):
+        write(out, f"guide-{lang}", [p for p in guide if p.info["lang"] == lang])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
