@@ -1,0 +1,244 @@
+"""What the neardup pipeline costs a real Scrapy crawl: the same local site, pipeline off and on.
+
+Usage: python benchmarks/crawl_overhead.py [--pages 10000] [--timeout 900] [--concurrency 16]
+                                           [--extra-methods simhash ...]
+
+Generates a site of --pages pages from the real pages of ../shared/data (the PostgreSQL 15.18 and
+15.20 manuals and the installation guide in all its languages: each page keeps its body, loses its
+own links, and gets a navigation block; pages beyond the source count reuse the sources in turn,
+so the site holds near-duplicates too). Page i links to its parent, to i+1 and to pages 10i+1 ..
+10i+10, so a breadth-first crawl from index.html reaches every page. The site is served by a
+ThreadingHTTPServer on 127.0.0.1 (in this process, from memory) and crawled by the bundled `site`
+spider in a subprocess, once per mode:
+
+- off: NEARDUP_ENABLED=False (the add-on is registered, the pipeline is not loaded);
+- on: a fresh SQLite index, the default methods and action;
+- on (METHODS) for each --extra-methods entry.
+
+Every mode runs the same settings: no robots.txt, no delay, no AutoThrottle, --concurrency
+requests in parallel, LOG_LEVEL=WARNING. Each crawl stops by itself: CLOSESPIDER_TIMEOUT, and the
+subprocess is killed 60 s after that. Printed: wall time (process start to exit), the crawl's
+own elapsed time (Scrapy stats), pages/s, and the overhead of each "on" mode against "off".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import http.server
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from html import escape
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+BRANCHING = 10
+_BODY = re.compile(rb"<body[^>]*>(.*)</body>", re.S | re.I)
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.S | re.I)
+_HREF = re.compile(rb"\shref\s*=", re.I)
+STAT_KEYS = (
+    "response_received_count", "item_scraped_count", "item_dropped_count", "elapsed_time_seconds",
+    "finish_reason", "neardup/checked", "neardup/duplicates", "neardup/dropped",
+    "neardup/errors", "neardup/no_text", "memusage/max",
+)
+
+
+# --- the site ----------------------------------------------------------------------------------
+
+
+def source_pages() -> list[tuple[str, bytes]]:
+    """(title, body HTML without its own links) of every page in ../shared/data's two corpora."""
+    from benchmarks.corpora import installation_guide_pages, postgresql_pages
+
+    sources = []
+    for page in (*postgresql_pages(), *installation_guide_pages()):
+        body = _BODY.search(page.html)
+        title = _TITLE.search(page.html)
+        if body is None:
+            continue
+        text = _HREF.sub(b" data-href=", body.group(1))  # the crawl follows our links only
+        name = title.group(1).strip() if title else page.doc_id.encode()
+        sources.append((name.decode("utf-8", "replace"), text))
+    return sources
+
+
+def build_site(count: int) -> dict[str, bytes]:
+    """path -> page bytes of a `count`-page site; /index.html is page 0."""
+    sources = source_pages()
+    site: dict[str, bytes] = {}
+    for i in range(count):
+        title, body = sources[i % len(sources)]
+        links = [f'<a href="/p/{(i - 1) // BRANCHING}.html">up</a>'] if i else []
+        if i + 1 < count:
+            links.append(f'<a href="/p/{i + 1}.html">next</a>')
+        children = range(BRANCHING * i + 1, min(BRANCHING * i + BRANCHING + 1, count))
+        links += [f'<a href="/p/{c}.html">page {c}</a>' for c in children]
+        head = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(title)}'
+                f"</title></head>\n<body><nav>{' | '.join(links)}</nav>\n")
+        site[f"/p/{i}.html"] = head.encode() + body + b"\n</body></html>\n"
+    site["/index.html"] = site["/p/0.html"]
+    return site
+
+
+@contextmanager
+def serve(site: dict[str, bytes]) -> Iterator[str]:
+    """Serve `site` from memory on 127.0.0.1 (free port); yields the start URL."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            body = site.get(self.path.split("?", 1)[0])
+            self.send_response(200 if body is not None else 404)
+            payload = body if body is not None else b"not found"
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="bench-site", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+# --- one crawl (the subprocess) ----------------------------------------------------------------
+
+
+def child(start_url: str, concurrency: int, timeout: int) -> int:
+    """Run one crawl with CrawlerProcess and print its stats as JSON on the last line."""
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.settings import Settings
+
+    from crawler.spiders.site import SiteSpider
+
+    settings = Settings()
+    settings.setmodule("crawler.settings", priority="project")  # reads NEARDUP_* from env
+    for name, value in {
+        "ROBOTSTXT_OBEY": False, "DOWNLOAD_DELAY": 0, "AUTOTHROTTLE_ENABLED": False,
+        "CONCURRENT_REQUESTS": concurrency, "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
+        "LOG_LEVEL": "WARNING", "CLOSESPIDER_TIMEOUT": timeout, "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False, "RETRY_ENABLED": False,
+    }.items():
+        settings.set(name, value, priority="cmdline")
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(SiteSpider)
+    process.crawl(crawler, start_url=start_url)
+    process.start()
+    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+    print(json.dumps({k: stats.get(k) for k in STAT_KEYS}, default=str))
+    return 0
+
+
+def crawl(
+    label: str, start_url: str, env: dict[str, str], concurrency: int, timeout: int
+) -> dict[str, Any]:
+    """One crawl in a subprocess; its stats plus the wall time, or what went wrong."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", start_url,
+               "--concurrency", str(concurrency), "--timeout", str(timeout)]
+    start = time.perf_counter()
+    try:
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_")}
+        done = subprocess.run(command, env={**clean, **env}, cwd=ROOT, capture_output=True,
+                              text=True, timeout=timeout + 60, check=False)
+    except subprocess.TimeoutExpired:
+        return {"label": label, "error": f"killed after {timeout + 60} s"}
+    wall = time.perf_counter() - start
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        return {"label": label, "error": f"exit {done.returncode}: {done.stderr[-2000:]}"}
+    stats: dict[str, Any] = json.loads(lines[-1])
+    if done.stderr.strip():
+        print(f"[crawl {label}] stderr (last lines):\n{done.stderr.strip()[-1500:]}",
+              file=sys.stderr)
+    return {"label": label, "wall": wall, **stats}
+
+
+# --- report ------------------------------------------------------------------------------------
+
+
+def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int) -> str:
+    base = next((r for r in runs if r["label"] == "off" and "error" not in r), None)
+    lines = [
+        "| mode | pages crawled | wall s | crawl s | pages/s | overhead (crawl time) "
+        "| checked | duplicates | finish |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        if "error" in r:
+            lines.append(f"| {r['label']} | - | - | - | - | - | - | - | {r['error'][:80]} |")
+            continue
+        got = r.get("response_received_count") or 0
+        elapsed = float(r.get("elapsed_time_seconds") or r["wall"])
+        overhead = "-"
+        if base is not None and r is not base:
+            base_rate = (base.get("response_received_count") or 0) / float(
+                base.get("elapsed_time_seconds") or base["wall"])
+            overhead = f"{100 * (base_rate / (got / elapsed) - 1):+.1f}%"
+        lines.append(
+            f"| {r['label']} | {got:,} | {r['wall']:.1f} | {elapsed:.1f} | {got / elapsed:,.1f} "
+            f"| {overhead} | {r.get('neardup/checked') or '-'} "
+            f"| {r.get('neardup/duplicates') or '-'} | {r.get('finish_reason')} |"
+        )
+    return (f"{dt.date.today().isoformat()}: {pages:,}-page site on 127.0.0.1, "
+            f"CONCURRENT_REQUESTS={concurrency}, {os.cpu_count()} cores\n\n" + "\n".join(lines))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pages", type=int, default=10_000)
+    parser.add_argument("--timeout", type=int, default=900, help="seconds per crawl (bounded)")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--extra-methods", nargs="*", default=[],
+                        help="more 'on' runs with NEARDUP_METHODS set to each value")
+    parser.add_argument("--child", metavar="START_URL", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(args.child, args.concurrency, args.timeout)
+
+    started = time.perf_counter()
+    site = build_site(args.pages)
+    size = sum(len(v) for v in site.values()) / 1e6
+    print(f"[crawl] site: {args.pages:,} pages, {size:.0f} MB, built in "
+          f"{time.perf_counter() - started:.1f}s", file=sys.stderr)
+    runs = []
+    with serve(site) as start_url, tempfile.TemporaryDirectory() as tmp:
+        modes: list[tuple[str, dict[str, str]]] = [("off", {"NEARDUP_ENABLED": "False"})]
+        modes.append(("on (defaults)", {"NEARDUP_BACKEND": f"sqlite:{Path(tmp) / 'on.sqlite'}"}))
+        for i, methods in enumerate(args.extra_methods):
+            modes.append((f"on ({methods})", {
+                "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / f'extra{i}.sqlite'}",
+                "NEARDUP_METHODS": methods,
+            }))
+        for label, env in modes:
+            print(f"[crawl] {label} ...", file=sys.stderr, flush=True)
+            run = crawl(label, start_url, env, args.concurrency, args.timeout)
+            runs.append(run)
+            print(f"[crawl] {label}: {json.dumps(run)[:400]}", file=sys.stderr, flush=True)
+    print(report(runs, args.pages, args.concurrency))
+    return 0 if all("error" not in r for r in runs) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
