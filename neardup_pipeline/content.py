@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 
-from .extract import ExtractedText, decode_html, html_to_text
+from .extract import DEFAULT_MAX_TAGS, ExtractedText, decode_html, html_to_text
 
 # Pages above this size skip main-content detection (its cost grows with the tree) and are read
 # whole: boilerplate matters little against that much text.
@@ -26,6 +26,7 @@ def main_content_text(
     *,
     encoding: str | None = None,
     max_bytes: int = 20 * 1024 * 1024,
+    max_tags: int = DEFAULT_MAX_TAGS,
     min_words: int = 50,
     min_share: float = 0.2,
 ) -> ExtractedText:
@@ -34,8 +35,8 @@ def main_content_text(
     Too small: fewer than `min_words` words, or under `min_share` of the whole page's words
     (extractors sometimes keep one block of a long page).
     """
-    whole = html_to_text(html, encoding=encoding, max_bytes=max_bytes)
-    if len(html) > MAX_MAIN_CONTENT_BYTES or not whole.text:
+    whole = html_to_text(html, encoding=encoding, max_bytes=max_bytes, max_tags=max_tags)
+    if len(html) > MAX_MAIN_CONTENT_BYTES or not whole.text or whole.parser == "scan":
         return whole
     markup = decode_html(html, encoding)[0] if isinstance(html, bytes) else html
     main = _trafilatura_text(markup)

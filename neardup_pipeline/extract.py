@@ -11,6 +11,7 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from html import unescape
 from typing import cast
 
 import lxml.etree
@@ -34,6 +35,23 @@ _BLOCK_TAG_OPEN = re.compile(r"<(?=/?(?:" + "|".join(BLOCK_TAGS) + r")\b)", re.I
 _WS = re.compile(r"\s+")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Hostile-input caps (see README, "Hostile input"). libxml2 and BeautifulSoup build a node per tag:
+# millions of tiny or unclosed tags cost gigabytes and minutes (3 M unclosed <i>: 3.4 GB, 214 s
+# through the bs4 fallback). Above the cap the page is read by a linear scan instead of a parser.
+DEFAULT_MAX_TAGS = 200_000
+# Bytes read to decide the encoding of a page that declares none (chardet is pure Python).
+DETECT_SAMPLE_BYTES = 256 * 1024
+# The bs4 fallback (deep nesting) is pure Python: only pages up to this size may take it.
+MAX_BS4_BYTES = 4 * 1024 * 1024
+# libxml2 checks a tag's attributes for duplicates pairwise: 40k attributes take 7 s. A tag longer
+# than this sends the page to the linear scan as well.
+MAX_TAG_CHARS = 65_536
+_LONG_TAG = re.compile(r"<[A-Za-z][^<>]{" + str(MAX_TAG_CHARS) + ",}")
+_TAG = re.compile(r"<[^<>]*>")  # stops at the next "<": an unclosed "<" never scans to the end
+_TITLE = re.compile(r"<title\b[^<>]*>([^<]*)", re.IGNORECASE)
+_INVISIBLE_OPEN = re.compile(
+    r"<(" + "|".join(sorted(INVISIBLE_TAGS - {"head"})) + r")\b[^<>]*>|<!--", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +61,7 @@ class ExtractedText:
     text: str
     title: str
     encoding: str | None
-    parser: str  # "lxml", "bs4" or "text"
+    parser: str  # "lxml", "bs4", "scan" (above the tag cap) or "text"
     truncated: bool
 
 
@@ -71,6 +89,19 @@ def _thread_parser() -> lxml.etree.HTMLParser:
 def decode_html(data: bytes, declared_encoding: str | None = None) -> tuple[str, str | None]:
     """Bytes -> str using the declared charset, then the document's own, then detection."""
     known = [declared_encoding] if declared_encoding else []
+    if len(data) > DETECT_SAMPLE_BYTES:
+        # UnicodeDammit runs chardet over the whole input when nothing is declared (20 MB:
+        # 12-40 s): decide on a sample cut at an ASCII byte (never inside a character).
+        limit = DETECT_SAMPLE_BYTES
+        cut = max(data.rfind(b"\n", 0, limit), data.rfind(b" ", 0, limit))
+        sample = UnicodeDammit(data[: cut if cut > 0 else DETECT_SAMPLE_BYTES],
+                               known_definite_encodings=known, is_html=True)
+        found = sample.original_encoding
+        encoding = "utf-8" if found in (None, "ascii") else str(found)
+        try:
+            return data.decode(encoding, errors="replace"), encoding
+        except LookupError:
+            return data.decode("utf-8", errors="replace"), "utf-8"
     dammit = UnicodeDammit(data, known_definite_encodings=known, is_html=True)
     if dammit.unicode_markup is not None:
         return dammit.unicode_markup, dammit.original_encoding
@@ -82,8 +113,13 @@ def html_to_text(
     *,
     encoding: str | None = None,
     max_bytes: int = 20 * 1024 * 1024,
+    max_tags: int = DEFAULT_MAX_TAGS,
 ) -> ExtractedText:
-    """Visible text of an HTML page (script, style, comments and the like removed)."""
+    """Visible text of an HTML page (script, style, comments and the like removed).
+
+    Bounded: the first `max_bytes` are read; a page with more than `max_tags` tags is read by a
+    linear scan (tags stripped, entities unescaped without any DTD) instead of a tree parser.
+    """
     truncated = len(html) > max_bytes
     if truncated:
         html = html[:max_bytes]
@@ -95,13 +131,42 @@ def html_to_text(
     html = _XML_DECLARATION.sub("", html, count=1)
     if not html.strip():
         return ExtractedText("", "", used_encoding, "lxml", truncated)
+    if html.count("<") > max_tags or _LONG_TAG.search(html):
+        title, text = _scan_text(html)
+        return ExtractedText(text, title, used_encoding, "scan", truncated)
     try:
         title, text = _lxml_text(html)
         parser = "lxml"
     except (lxml.etree.ParserError, ValueError, RecursionError):
-        title, text = _bs4_text(html)
-        parser = "bs4"
+        if len(html) > MAX_BS4_BYTES:
+            title, text = _scan_text(html)
+            parser = "scan"
+        else:
+            title, text = _bs4_text(html)
+            parser = "bs4"
     return ExtractedText(text, title, used_encoding, parser, truncated)
+
+
+def _scan_text(html: str) -> tuple[str, str]:
+    """Linear-time text of markup too big for a tree: invisible elements and comments cut out
+    (an unclosed one runs to the end, as in a browser), tags replaced by spaces, entities
+    unescaped by the HTML5 table (no DTD, no expansion beyond one character per reference)."""
+    found = _TITLE.search(html)
+    title = _WS.sub(" ", unescape(found.group(1))).strip() if found else ""
+    kept: list[str] = []
+    pos = 0
+    while (opening := _INVISIBLE_OPEN.search(html, pos)) is not None:
+        kept.append(html[pos : opening.start()])
+        closer = "-->" if opening.group(0) == "<!--" else f"</{opening.group(1)}"
+        found_end = re.compile(re.escape(closer), re.IGNORECASE).search(html, opening.end())
+        if found_end is None:
+            pos = len(html)
+            break
+        close_end = html.find(">", found_end.start())
+        pos = len(html) if close_end < 0 else close_end + 1
+    kept.append(html[pos:])
+    text = _TAG.sub(" ", "".join(kept))
+    return title, _WS.sub(" ", unescape(text)).strip()
 
 
 def _lxml_text(html: str) -> tuple[str, str]:

@@ -7,19 +7,22 @@ and index operations stay in page order (read-after-write holds without extra lo
 from __future__ import annotations
 
 import logging
+import time
 import uuid
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Self
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import threads
 from twisted.python.threadpool import ThreadPool
 
 from .anchors_warmup import AnchorsWarmup, WarmupReport, open_deduplicator, report_warmup
 from .config import NearDupConfig
-from .fingerprint import Document
-from .index import open_index
+from .fingerprint import Document, Fingerprint, Fingerprinter
+from .index import IndexUnavailable, open_index
+from .spool import Spool
 from .verdict import Deduplicator, Verdict
 
 if TYPE_CHECKING:
@@ -58,6 +61,17 @@ class NearDupPipeline:
         self._warmup_report: WarmupReport | None = None  # handed from the worker to the reactor
         self._warned_fields: set[str] = set()
         self._shutdown_trigger: Any = None
+        # Reliability (Elasticsearch only): degraded while the server is away; pages pass
+        # "unchecked" and their fingerprints wait in the spool. Worker-thread state, except the
+        # counts snapshot, which the reactor copies into the stats.
+        self._spool: Spool | None = None
+        self._degraded_since: float | None = None
+        self._last_probe = 0.0
+        self._fingerprinter: Fingerprinter | None = None  # degraded start: no index yet
+        self._counts: Counter[str] = Counter()
+        self._counts_view: dict[str, int] = {}
+        self._close_requested = False
+        self._closing: Any = None  # the engine's close, when NEARDUP_ON_ERROR = 'fail' asked it
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -75,13 +89,26 @@ class NearDupPipeline:
         # stopping a pool twice raises AlreadyQuit at shutdown.
         core: Any = reactor  # IReactorCore's zope-style stubs confuse mypy
         self._shutdown_trigger = core.addSystemEventTrigger("during", "shutdown", self._pool.stop)
-        self._index = await self._in_worker(open_index, self.config.backend, self.config)
-        self._dedup = await self._in_worker(open_deduplicator, self._index, self.config)
-        logger.info(
-            "neardup: methods=%s action=%s backend=%s (%d fingerprints stored)",
-            ",".join(self.config.methods), self.config.action,
-            _redact(self.config.backend), await self._in_worker(self._index.count),
-        )
+        if self.config.backend.startswith(("http://", "https://")):
+            self._spool = Spool(self.config.spool_path)
+        try:
+            await self._in_worker(self._open_index)
+        except IndexUnavailable as exc:
+            if self.config.es_start != "degraded":
+                logger.error("neardup: %s (NEARDUP_ES_START = 'degraded' starts without it)", exc)
+                if self._spool is not None:
+                    self._spool.close()
+                    self._spool = None
+                await self.close_spider()  # no worker thread left behind
+                raise
+            await self._in_worker(self._start_degraded, exc)
+        else:
+            logger.info(
+                "neardup: methods=%s action=%s backend=%s (%d fingerprints stored)",
+                ",".join(self.config.method_names), self.config.action,
+                _redact(self.config.backend), await self._in_worker(self._count),
+            )
+        self._publish_counts()
 
     async def close_spider(self) -> None:
         try:
@@ -92,8 +119,8 @@ class NearDupPipeline:
                     self._inc("errors")
                     logger.exception("neardup: anchors fit at the end of the crawl failed")
                 self._report_warmup()
-            if self._index is not None:
-                await self._in_worker(self._index.close)
+            await self._in_worker(self._close_index)
+            self._publish_counts()
         finally:
             if self._shutdown_trigger is not None:
                 from twisted.internet import reactor
@@ -125,9 +152,188 @@ class NearDupPipeline:
             logger.exception("neardup: check of %s failed; item kept unchecked", doc.doc_id)
             self._set(adapter, self.config.tag_fields.status, "error")
             return item
+        self._publish_counts()
+        if verdict.status == "unchecked" and self.config.on_error == "fail" and (
+            self._spool is not None and self._degraded_since is not None
+        ):
+            self._inc("errors")
+            if not self._close_requested and self.crawler.engine is not None:
+                self._close_requested = True
+                logger.error("neardup: Elasticsearch unavailable and NEARDUP_ON_ERROR = 'fail': "
+                             "closing the spider (this item and any in flight pass unchecked, "
+                             "their fingerprints spooled)")
+                self._closing = deferred_from_coro(self.crawler.engine.close_spider_async(
+                    reason="neardup_es_unavailable"))
         return self._act(item, adapter, verdict)
 
+    def _open_index(self) -> None:
+        """Worker: open the index and the deduplicator; replay what an earlier crawl spooled."""
+        index = open_index(self.config.backend, self.config)
+        try:
+            dedup = open_deduplicator(index, self.config)
+        except BaseException:
+            index.close()
+            raise
+        self._index, self._dedup = index, dedup
+        if self._spool is not None:
+            self._spool.bind(dedup.fingerprinter.params())
+            if self._spool.pending():
+                self._replay()
+
+    def _count(self) -> int:
+        assert self._index is not None
+        return self._index.count()
+
+    def _start_degraded(self, exc: Exception) -> None:
+        """Worker: no server at start; fingerprint alone and spool until it answers."""
+        self._fingerprinter = Fingerprinter(self.config)  # anchors without a model: ConfigError
+        if self._spool is not None:
+            self._spool.bind(self._fingerprinter.params())
+        self._enter_degraded(exc)
+
+    def _close_index(self) -> None:
+        """Worker: last replay, flush, close; what the server cannot take stays spooled."""
+        if self._degraded_since is not None:
+            self._last_probe = 0.0  # probe now, whatever the interval
+            self._recover()
+        try:
+            if self._index is not None:
+                self._index.close()
+        except IndexUnavailable as exc:
+            take = getattr(self._index, "take_pending", None)
+            actions = take() if take is not None else []
+            if self._spool is not None and actions:
+                self._spool.add_actions(actions)
+                self._counts["spool/actions"] += len(actions)
+            logger.warning("neardup: closing without the server (%s): %d buffered writes "
+                           "spooled", exc, len(actions))
+        finally:
+            if self._spool is not None:
+                pending = self._spool.pending()
+                if pending:
+                    self._counts["spool/pending"] = pending
+                    logger.warning(
+                        "neardup: %d fingerprints and writes remain spooled in %s; the next "
+                        "crawl with this NEARDUP_SPOOL_PATH replays them when the server answers",
+                        pending, self._spool.path,
+                    )
+                self._spool.close()
+            self._snapshot()
+
     def _check(self, doc: Document) -> Verdict:
+        """Worker: the verdict, or while the server is away, "unchecked" and the spool."""
+        try:
+            if self._degraded_since is not None and not self._recover():
+                return self._spool_page(doc)
+            try:
+                return self._check_online(doc)
+            except IndexUnavailable as exc:
+                if self._spool is None:
+                    raise
+                self._enter_degraded(exc)
+                return self._spool_page(doc)
+        finally:
+            self._snapshot()
+
+    def _enter_degraded(self, exc: Exception) -> None:
+        self._degraded_since = self._last_probe = time.monotonic()
+        self._counts["es/outages"] += 1
+        logger.error(
+            "neardup: Elasticsearch unavailable (%s); items pass with %s = 'unchecked' and their "
+            "fingerprints are spooled to %s (checked every %g s)", exc,
+            self.config.tag_fields.status, self.config.spool_path, self.config.es_reprobe_seconds,
+        )
+
+    def _recover(self) -> bool:
+        """Worker, degraded: at most every es_reprobe_seconds, probe; when back, replay."""
+        now = time.monotonic()
+        if now - self._last_probe < self.config.es_reprobe_seconds:
+            return False
+        self._last_probe = now
+        try:
+            if self._index is None:
+                self._open_index()  # replays the spool
+            else:
+                ping = getattr(self._index, "ping", None)
+                if ping is not None and not ping(min(self.config.es_request_timeout, 2.0)):
+                    return False
+                self._replay()
+        except IndexUnavailable as exc:
+            logger.warning("neardup: Elasticsearch still unavailable: %s", exc)
+            return False
+        assert self._degraded_since is not None
+        self._counts["es/degraded_ms"] += int((time.monotonic() - self._degraded_since) * 1000)
+        self._degraded_since = None
+        logger.warning("neardup: Elasticsearch answers again; spool replayed")
+        return True
+
+    def _spool_page(self, doc: Document) -> Verdict:
+        """Worker: fingerprint without the index (DF-based methods see no corpus) and spool."""
+        fingerprinter = self._fingerprinter or getattr(self._dedup, "fingerprinter", None)
+        assert fingerprinter is not None and self._spool is not None
+        fp = fingerprinter.fingerprint(doc, None)
+        if fp.status != "ok":
+            return Verdict(doc.doc_id, "no_text", reason="no words to compare")
+        self._spool.add_page(
+            doc.doc_id, doc.url, fingerprinter.encode(fp), fp.keys, language=fp.language,
+            word_count=fp.word_count, content_hash=fp.content_hash,
+        )
+        self._counts["spooled"] += 1
+        return Verdict(doc.doc_id, "unchecked", reason="Elasticsearch unavailable: spooled")
+
+    def _replay(self) -> None:
+        """Worker: send spooled writes, then check and record spooled pages in their order."""
+        assert self._spool is not None and self._index is not None
+        actions = self._spool.actions()
+        requeue = getattr(self._index, "requeue", None)
+        if actions and requeue is not None:
+            requeue([a for _, a in actions])
+            self._index.flush()
+            self._spool.remove_actions([seq for seq, _ in actions])
+            self._counts["replayed/actions"] += len(actions)
+        dedup = self._dedup if isinstance(self._dedup, Deduplicator) else getattr(
+            self._dedup, "pre", None)
+        if dedup is None:
+            return  # anchors warm-up without other methods: nothing can check them yet
+        done: list[int] = []
+        try:
+            for page in self._spool.pages():
+                fp = Fingerprint(
+                    page.doc_id, "ok", dedup.fingerprinter.decode(page.signatures), page.keys,
+                    page.language, page.word_count, content_hash=page.content_hash,
+                )
+                verdict = dedup.verdict_for(fp)
+                dedup.count_words(fp)
+                if not verdict.is_duplicate or self.config.index_duplicates:
+                    dedup.record(fp, verdict, page.url)
+                done.append(page.seq)
+                self._counts["replayed"] += 1
+                if verdict.is_duplicate:
+                    self._counts["replayed/duplicates"] += 1
+                    logger.info("neardup: replayed %s is a near-duplicate of %s (%s, %s); its "
+                                "item passed unchecked", page.doc_id, verdict.duplicate_of,
+                                verdict.method, verdict.similarity)
+                if len(done) >= 100:
+                    self._index.flush()
+                    self._spool.remove_pages(done)
+                    done = []
+            self._index.flush()
+        finally:
+            # Recorded but unflushed pages sit in the index buffer, spooled at close if need be.
+            self._spool.remove_pages(done)
+
+    def _snapshot(self) -> None:
+        counters = getattr(self._index, "counters", None)
+        view = {f"es/{k}": int(v) for k, v in (counters or {}).items()}
+        view.update(self._counts)
+        self._counts_view = view  # one reference swap: the reactor reads a consistent dict
+
+    def _publish_counts(self) -> None:
+        if self.stats is not None:
+            for key, value in self._counts_view.items():
+                self.stats.set_value(STATS_PREFIX + key, value)
+
+    def _check_online(self, doc: Document) -> Verdict:
         assert self._dedup is not None
         verdict = self._dedup.process(doc)
         if isinstance(self._dedup, AnchorsWarmup) and self._dedup.ready:

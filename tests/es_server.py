@@ -320,6 +320,7 @@ class Server:
         self.workdir: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.console: Path | None = None
+        self._launch: tuple[list[str], dict[str, str], RunAs] | None = None
 
     @property
     def url(self) -> str:
@@ -377,7 +378,15 @@ class Server:
             f"starting Elasticsearch {self.version} on {self.url} "
             f"(JDK {java_home.name}, user {user.name}, folder {work})"
         )
-        with self.console.open("wb") as console:
+        self._launch = (command, env, user)
+        self.launch(timeout)
+
+    def launch(self, timeout: float) -> None:
+        """Start the prepared server (again: same port, same data folder) and wait for it."""
+        assert self._launch is not None and self.workdir is not None and self.console is not None
+        command, env, user = self._launch
+        work = self.workdir
+        with self.console.open("ab") as console:
             self.process = subprocess.Popen(
                 command,
                 cwd=work,
@@ -424,12 +433,27 @@ class Server:
                 break
         raise ServerError(reason)
 
-    def stop(self) -> None:
-        """Stop the whole process group (SIGTERM, then SIGKILL) and delete the folders."""
+    def halt(self) -> None:
+        """Stop the process group but keep port, config and data: `launch` starts it again."""
         process, self.process = self.process, None
         if process is not None:
+            os.killpg(process.pid, signal.SIGCONT)  # a paused server cannot act on SIGTERM
             stop_group(process, STOP_TIMEOUT)
             log("Elasticsearch stopped")
+
+    def pause(self) -> None:
+        """Freeze every process of the server (SIGSTOP): connections hang, nothing answers."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused server run again (SIGCONT)."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        """Stop the whole process group (SIGTERM, then SIGKILL) and delete the folders."""
+        self.halt()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..config import ConfigError
-from .base import FingerprintIndex, IndexEntry, IndexError_, IndexParamsError
+from .base import FingerprintIndex, IndexEntry, IndexError_, IndexParamsError, IndexUnavailable
 from .memory import MemoryIndex
 from .sqlite import SqliteIndex
 
@@ -17,6 +17,7 @@ __all__ = [
     "IndexEntry",
     "IndexError_",
     "IndexParamsError",
+    "IndexUnavailable",
     "MemoryIndex",
     "SqliteIndex",
     "open_index",

@@ -32,6 +32,7 @@ import os
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import partial
@@ -42,7 +43,7 @@ from elastic_transport import SerializationError, TransportError
 from elasticsearch import ApiError, BadRequestError, Elasticsearch, helpers
 
 from ..mappings import load_mapping
-from .base import IndexEntry, IndexError_, IndexParamsError, params_mismatch
+from .base import IndexEntry, IndexError_, IndexParamsError, IndexUnavailable, params_mismatch
 from .memory import MemoryIndex
 
 if TYPE_CHECKING:
@@ -56,11 +57,12 @@ T = TypeVar("T")
 
 MAX_ID_BYTES = 512  # Elasticsearch refuses longer _id values
 PARAMS_META_KEY = "neardup_params"
-REQUEST_TIMEOUT = 30.0  # seconds per request; bulk of es_bulk_size small docs is far below
+REQUEST_TIMEOUT = 10.0  # seconds per request (NEARDUP_ES_REQUEST_TIMEOUT)
 START_TIMEOUT = 5.0  # seconds for the reachability probe: fail fast, never hang at start
-CLIENT_RETRIES = 2  # the client's own retries (connection errors, timeouts, 429/502/503/504)
-TRANSPORT_ATTEMPTS = 3  # our retries around a whole call, with backoff, once the client gave up
-BACKOFF_SECONDS = 0.5  # doubled after each failed attempt
+RETRY_SECONDS = 30.0  # bounded wait per call: retries with backoff, then IndexUnavailable
+BACKOFF_SECONDS = 0.25  # first pause between attempts, doubled after each failed one...
+MAX_BACKOFF_SECONDS = 4.0  # ...up to this
+RETRY_STATUSES = frozenset({429, 502, 503, 504})  # overloaded or restarting: worth waiting for
 MAX_CANDIDATES = 10_000  # = the default index.max_result_window
 MGET_CHUNK = 1000
 DF_CHUNK = 10_000  # words per DF aggregation: below index.max_terms_count (65,536)
@@ -136,8 +138,12 @@ class ElasticIndex:
         bulk_size: int = 500,
         max_candidates: int = MAX_CANDIDATES,
         location: str = "Elasticsearch",
+        retry_seconds: float = RETRY_SECONDS,
     ) -> None:
         self._client = client
+        self.retry_seconds = retry_seconds
+        # What went wrong, for the crawl's stats: retries, unavailable, bulk_refused.
+        self.counters: Counter[str] = Counter()
         self.fingerprint_index = fingerprint_index
         self.pages_index = pages_index
         self.bulk_size = max(1, bulk_size)
@@ -168,9 +174,8 @@ class ElasticIndex:
                 os.environ.get("NEARDUP_ES_PASSWORD", ""),
             )
         kwargs: dict[str, Any] = {
-            "request_timeout": REQUEST_TIMEOUT,
-            "max_retries": CLIENT_RETRIES,
-            "retry_on_timeout": True,
+            "request_timeout": config.es_request_timeout,
+            "max_retries": 0,  # _call retries, within the bounded wait es_retry_seconds
         }
         if api_key:
             kwargs["api_key"] = api_key  # wins over basic auth when both are configured
@@ -198,6 +203,7 @@ class ElasticIndex:
                 pages_index=config.pages_index,
                 bulk_size=config.es_bulk_size,
                 location=location,
+                retry_seconds=config.es_retry_seconds,
             )
         except BaseException:
             client.close()
@@ -217,7 +223,7 @@ class ElasticIndex:
                     f"Elasticsearch at {self._location} refused the credentials ({_describe(exc)})"
                 ) from exc
         except TransportError as exc:
-            raise IndexError_(
+            raise IndexUnavailable(
                 f"Elasticsearch at {self._location} is not reachable ({_describe(exc)}); "
                 "check the URL, that the server runs, and the network"
             ) from exc
@@ -261,27 +267,64 @@ class ElasticIndex:
             ) from exc
 
     def _call(self, fn: Callable[[], T]) -> T:
-        """Run a request, retrying transport failures with backoff a bounded number of times."""
+        """Run a request; retry transport failures and 429/502/503/504 with backoff, for at most
+        `retry_seconds` in all, then raise IndexUnavailable (the caller degrades or fails)."""
+        deadline = time.monotonic() + self.retry_seconds
         delay = BACKOFF_SECONDS
-        for attempt in range(1, TRANSPORT_ATTEMPTS + 1):
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return fn()
             except SerializationError as exc:  # a value JSON cannot carry: retrying cannot help
                 raise IndexError_(f"cannot encode or decode a request: {exc}") from exc
-            except TransportError as exc:
-                if attempt == TRANSPORT_ATTEMPTS:
-                    raise IndexError_(
-                        f"Elasticsearch at {self._location} failed {attempt} times: "
-                        f"{_describe(exc)}"
+            except (TransportError, ApiError) as exc:
+                if isinstance(exc, ApiError) and exc.meta.status not in RETRY_STATUSES:
+                    raise
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.counters["unavailable"] += 1
+                    raise IndexUnavailable(
+                        f"Elasticsearch at {self._location} did not answer within "
+                        f"{self.retry_seconds:g} s ({attempt} attempts): {_describe(exc)}"
                     ) from exc
+                self.counters["retries"] += 1
+                pause = min(delay, remaining)
                 log.warning(
-                    "neardup: Elasticsearch request failed (%s), retry in %.1fs",
+                    "neardup: Elasticsearch request failed (%s), retry in %.2fs",
                     _describe(exc),
-                    delay,
+                    pause,
                 )
-                time.sleep(delay)
-                delay *= 2
-        raise AssertionError("unreachable")
+                time.sleep(pause)
+                delay = min(delay * 2, MAX_BACKOFF_SECONDS)
+
+    def ping(self, timeout: float) -> bool:
+        """True when the server answers cluster health within `timeout` seconds (no retries)."""
+        try:
+            self._client.options(request_timeout=timeout, max_retries=0).cluster.health(
+                timeout=f"{max(int(timeout), 1)}s"
+            )
+        except (TransportError, ApiError):
+            return False
+        return True
+
+    def take_pending(self) -> list[dict[str, Any]]:
+        """Hand over the unsent bulk actions (for the spool) and forget them here."""
+        with self._lock:
+            actions = list(self._buffer.values())
+            self._buffer.clear()
+            return actions
+
+    def requeue(self, actions: Iterable[Mapping[str, Any]]) -> None:
+        """Queue bulk actions taken earlier (spool replay); sent with the next flush."""
+        with self._lock:
+            self._check_open()
+            for action in actions:
+                key = (str(action["_index"]), str(action["_id"]))
+                self._buffer.pop(key, None)
+                self._buffer[key] = dict(action)
+                if key[0] == self.df_index:
+                    self._ensure_df()
 
     # ------------------------------------------------------------------ contract
 
@@ -533,6 +576,9 @@ class ElasticIndex:
         try:
             _, errors = self._call(lambda: self._bulk(actions))
         except ApiError as exc:
+            self.counters["bulk_refused"] += len(actions)
+            log.error("neardup: bulk write of %d documents rejected: %s", len(actions),
+                      _describe(exc))
             raise IndexError_(f"bulk write rejected: {_describe(exc)}") from exc
         # Sent (or refused for good): the buffer is done either way; on a transport failure
         # (_call raised above) it stays for the next flush.
@@ -556,7 +602,10 @@ class ElasticIndex:
             for entry in keep.values():
                 self._cache.add(entry)
         if errors:
-            raise IndexError_(_bulk_summary(errors, len(actions)))
+            self.counters["bulk_refused"] += len(errors)
+            summary = _bulk_summary(errors, len(actions))
+            log.error("neardup: %s", summary)
+            raise IndexError_(summary)
 
     def _bulk(self, actions: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
         """One bulk helper run; per-document errors returned, 429s retried by the helper."""

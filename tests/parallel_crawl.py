@@ -1,0 +1,49 @@
+"""One crawler process for tests/test_reliability_parallel.py (a CLI owns its process, so it may
+use CrawlerProcess): crawl START_URL into the Elasticsearch index, tag mode, and write one JSON
+line per item: url, neardup_of, neardup_status and the wall time it came out of the pipeline."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.crawler import CrawlerProcess
+
+import crawler.settings as project_settings
+from crawler.spiders.site import SiteSpider
+
+
+def main(start_url: str, es_url: str, index: str, bulk_size: str, out: str) -> int:
+    settings = {n: getattr(project_settings, n) for n in dir(project_settings)
+                if n.isupper() and not n.startswith("NEARDUP_")}
+    settings.update(
+        REMOTE_CONTROL_ENABLED=False, TELNETCONSOLE_ENABLED=False, ROBOTSTXT_OBEY=False,
+        LOG_LEVEL="WARNING", DOWNLOAD_DELAY=0, AUTOTHROTTLE_ENABLED=False,
+        CONCURRENT_REQUESTS=1, CONCURRENT_REQUESTS_PER_DOMAIN=1, NEARDUP_ACTION="tag",
+        NEARDUP_BACKEND=es_url, NEARDUP_FINGERPRINT_INDEX=index,
+        NEARDUP_ES_BULK_SIZE=int(bulk_size), NEARDUP_SPOOL_PATH=out + ".spool",
+    )
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(SiteSpider)
+    lines: list[str] = []
+
+    def scraped(item: Any) -> None:
+        a = ItemAdapter(item)
+        lines.append(json.dumps({"url": a["url"], "of": a.get("neardup_of"),
+                                 "status": a.get("neardup_status"), "t": time.time()}))
+
+    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    process.crawl(crawler, start_url=start_url)
+    process.start()
+    with open(out, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    assert crawler.stats is not None
+    return 0 if crawler.stats.get_value("finish_reason") == "finished" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:6]))

@@ -1,0 +1,363 @@
+"""Fault injection against a real Elasticsearch that these tests own: stopped and started again
+mid-crawl, paused with SIGSTOP/SIGCONT (a full bulk buffer waiting on it), gone at close, gone at
+start. Every item must come out once, `checked` or `unchecked`; unchecked pages' fingerprints are
+spooled and replayed, and the stats add up.
+
+One server for the module (its own process, never the shared test server), restarted in place on
+the same port and data folder: three starts in all. The fault happens inside the site's HTTP
+handler when the crawl requests a given page, so it lands at the same item on every run.
+"""
+
+from __future__ import annotations
+
+import http.server
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from elasticsearch import Elasticsearch
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+import crawler.settings as project_settings
+from crawler.spiders.site import SiteSpider
+from neardup_pipeline.index import IndexUnavailable
+from neardup_pipeline.spool import Spool
+from tests.es_server import DEFAULT_VERSION, Server, free_port
+
+pytestmark = pytest.mark.elasticsearch
+
+ORIGINALS = [f"/o{i}" for i in range(12)]
+COPIES = {f"/d{i}": f"/o{i}" for i in range(12)}  # each a near-copy (2 words changed)
+INNER = {"/o7": "/o6"}  # a near-duplicate pair inside the outage: found only at replay
+PATHS = ORIGINALS + list(COPIES)
+PAGE_DELAY = 0.1
+OUTAGE = {f"/o{i}" for i in range(4, 12)}  # the pages requested while the server is away
+
+
+def _texts() -> dict[str, str]:
+    rng = random.Random(8)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 9)))
+             for _ in range(3000)]
+    texts = {p: " ".join(rng.choice(vocab) for _ in range(200)) for p in ORIGINALS}
+    texts["/o7"] = texts["/o6"].replace(texts["/o6"].split()[50], "changed", 1)
+    for copy, original in COPIES.items():
+        words = texts[original].split()
+        words[20], words[120] = "edited", "words"
+        texts[copy] = " ".join(words)
+    return texts
+
+
+def after(site: Site, pages: int, action: Callable[[], None]) -> Callable[[], None]:
+    """The action, once the pipeline has put out `pages` items (the fault lands between two
+    items, never while one is being checked)."""
+
+    def run() -> None:
+        deadline = time.monotonic() + 60
+        while len(site.scraped) < pages and time.monotonic() < deadline:
+            time.sleep(0.02)
+        action()
+
+    return run
+
+
+class Site:
+    """The pages, served on 127.0.0.1; `on(path, action)` runs the action before serving it."""
+
+    def __init__(self) -> None:
+        texts = _texts()
+        links = "".join(f'<a href="{p}">{p}</a> ' for p in PATHS)
+        self.pages = {p: f"<html><head><title>{p}</title></head><body><p>{t}</p></body></html>"
+                      for p, t in texts.items()}
+        self.pages["/index.html"] = f"<html><body><p>start page</p>{links}</body></html>"
+        self.actions: dict[str, Callable[[], None]] = {}
+        self.timings: dict[str, float] = {}
+        self.scraped: set[str] = set()  # filled by the crawl: a fault waits for the pipeline
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                time.sleep(PAGE_DELAY)  # the pipeline keeps pace: a fault lands at its page
+                action = site.actions.pop(self.path, None)
+                if action is not None:
+                    started = time.monotonic()
+                    action()
+                    site.timings[self.path] = time.monotonic() - started
+                body = site.pages.get(self.path)
+                if body is None:
+                    self.send_error(404)
+                    return
+                data = body.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture(scope="module")
+def own_es() -> Iterator[Server]:
+    """An Elasticsearch process of this module's own, to stop, pause and restart at will."""
+    server = Server(DEFAULT_VERSION)
+    server.start(180)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    s = Site()
+    try:
+        yield s
+    finally:
+        s.server.shutdown()
+        s.server.server_close()
+
+
+@dataclass
+class Result:
+    base: str
+    items: dict[str, Any] = field(default_factory=dict)
+    duplicate_items: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+async def crawl(base: str, site: Site | None = None, **extra: Any) -> Result:
+    settings = {n: getattr(project_settings, n) for n in dir(project_settings)
+                if n.isupper() and not n.startswith("NEARDUP_")}
+    settings.update(
+        REMOTE_CONTROL_ENABLED=False, TELNETCONSOLE_ENABLED=False, ROBOTSTXT_OBEY=False,
+        LOG_LEVEL="INFO", DOWNLOAD_DELAY=0, AUTOTHROTTLE_ENABLED=False, CONCURRENT_REQUESTS=1,
+        CONCURRENT_REQUESTS_PER_DOMAIN=1, DOWNLOAD_TIMEOUT=300, NEARDUP_ACTION="tag",
+        NEARDUP_ES_REQUEST_TIMEOUT=2.0,
+        NEARDUP_ES_RETRY_SECONDS=3.0, NEARDUP_ES_REPROBE_SECONDS=0.5,
+    )
+    settings.update(extra)
+    result = Result(base)
+    crawler = get_crawler(SiteSpider, settings)
+
+    def scraped(item: Any) -> None:
+        path = str(ItemAdapter(item)["url"])[len(base):]
+        if path in result.items:
+            result.duplicate_items.append(path)
+        result.items[path] = item
+        if site is not None:
+            site.scraped.add(path)
+
+    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    started = time.monotonic()
+    await crawler.crawl_async(start_url=f"{base}/index.html")
+    result.seconds = time.monotonic() - started
+    assert crawler.stats is not None
+    result.stats = crawler.stats.get_stats()
+    return result
+
+
+def names(tmp_path: Path) -> dict[str, Any]:
+    suffix = tmp_path.name.replace("_", "-").lower()[-30:]
+    return {"NEARDUP_FINGERPRINT_INDEX": f"neardup-rel-{suffix}",
+            "NEARDUP_SPOOL_PATH": str(tmp_path / "spool.sqlite")}
+
+
+def es_count(url: str, index: str) -> int:
+    client = Elasticsearch(url, request_timeout=30)
+    try:
+        client.indices.refresh(index=index)
+        return int(client.count(index=index).body["count"])
+    finally:
+        client.close()
+
+
+def status_of(result: Result) -> dict[str, str]:
+    return {p: str(ItemAdapter(i).get("neardup_status")) for p, i in result.items.items()}
+
+
+def assert_nothing_lost(result: Result) -> None:
+    """Every page once, kept (tag mode), checked or unchecked; the spider finished."""
+    assert result.stats["finish_reason"] == "finished"
+    assert result.duplicate_items == []
+    assert sorted(result.items) == sorted([*PATHS, "/index.html"])
+    assert set(status_of(result).values()) <= {"checked", "unchecked"}
+    assert result.stats.get("neardup/errors", 0) == 0
+
+
+def assert_copy_caught(result: Result, copy: str, original: str) -> None:
+    """A copy points at its original; d7 (copy of o7, itself a copy of o6) at any of that group."""
+    found = str(ItemAdapter(result.items[copy])["neardup_of"])[len(result.base):]
+    group = {original, *(k for k, v in INNER.items() if v == original)}
+    group |= {v for k, v in INNER.items() if k == original}
+    group |= {c for c, o in COPIES.items() if o in group}
+    assert found in group - {copy}, (copy, found)
+
+
+def report(name: str, result: Result, site: Site) -> None:
+    neardup = {k: v for k, v in result.stats.items() if k.startswith("neardup/")}
+    faults = {k: round(v, 2) for k, v in site.timings.items()}
+    print(f"\n[{name}] crawl {result.seconds:.1f} s, fault actions {faults}: {neardup}")
+
+
+@deferred_f_from_coro_f
+async def test_stop_and_restart_mid_crawl(own_es: Server, site: Site, tmp_path: Path) -> None:
+    """Stopped at /o4, started again (same port and data) at /d0: o4..o11 pass unchecked,
+    are replayed once the server answers, and their copies d4..d11 are caught online."""
+    up = threading.Event()
+
+    def start_again() -> None:
+        own_es.launch(180)
+        up.set()
+
+    site.actions["/o4"] = after(site, 5, own_es.halt)
+    site.actions["/o9"] = threading.Thread(target=start_again, daemon=True).start
+    site.actions["/d0"] = lambda: (up.wait(240), None)[1]
+    extra = names(tmp_path)
+    result = await crawl(site.base, site, NEARDUP_BACKEND=own_es.url, NEARDUP_ES_BULK_SIZE=4,
+                         **extra)
+    report("stop/restart", result, site)
+    assert_nothing_lost(result)
+    status = status_of(result)
+    unchecked = {p for p, s in status.items() if s == "unchecked"}
+    assert unchecked == OUTAGE
+    for copy, original in COPIES.items():  # every copy caught, the replayed originals' too
+        assert_copy_caught(result, copy, original)
+    stats = result.stats
+    n = len(unchecked)
+    assert stats["neardup/unchecked"] == stats["neardup/spooled"] == stats["neardup/replayed"] == n
+    assert stats["neardup/replayed/duplicates"] == len(INNER)  # o7, a copy of o6, at replay
+    assert stats["neardup/es/outages"] == 1
+    assert stats["neardup/es/unavailable"] >= 1
+    assert stats["neardup/checked"] == len(PATHS) + 1
+    assert "neardup/spool/pending" not in stats
+    # Nothing lost in the index either: every page's fingerprint is stored.
+    assert es_count(own_es.url, extra["NEARDUP_FINGERPRINT_INDEX"]) == len(PATHS) + 1
+    assert Spool(extra["NEARDUP_SPOOL_PATH"]).pending() == 0
+
+
+@deferred_f_from_coro_f
+async def test_paused_server_full_bulk_buffer(own_es: Server, site: Site, tmp_path: Path) -> None:
+    """SIGSTOP at /o4 with writes in the bulk buffer (size 4), SIGCONT at /d0: requests hang
+    until the bounded wait ends, the buffered writes wait in memory and are sent after the
+    pause; the pages seen meanwhile pass unchecked and are replayed."""
+    site.actions["/o4"] = after(site, 5, own_es.pause)
+    site.actions["/d0"] = after(site, 13, own_es.resume)  # once o4..o11 came out, unchecked
+    extra = names(tmp_path)
+    try:
+        result = await crawl(site.base, site, NEARDUP_BACKEND=own_es.url,
+                             NEARDUP_ES_BULK_SIZE=4, **extra)
+    finally:
+        own_es.resume()
+    report("pause/resume", result, site)
+    assert_nothing_lost(result)
+    status = status_of(result)
+    unchecked = {p for p, s in status.items() if s == "unchecked"}
+    # Pages checked in the moments after SIGCONT, before the next probe, pass unchecked too.
+    assert OUTAGE <= unchecked <= OUTAGE | set(COPIES)
+    late = unchecked & set(COPIES)
+    for copy, original in COPIES.items():
+        if copy not in late:
+            assert_copy_caught(result, copy, original)
+    stats = result.stats
+    n = len(unchecked)
+    assert stats["neardup/unchecked"] == stats["neardup/spooled"] == stats["neardup/replayed"] == n
+    assert stats["neardup/replayed/duplicates"] == len(INNER) + len(late)  # found at replay
+    assert stats["neardup/es/retries"] >= 1
+    assert es_count(own_es.url, extra["NEARDUP_FINGERPRINT_INDEX"]) == len(PATHS) + 1
+
+
+@deferred_f_from_coro_f
+async def test_gone_at_close_then_next_crawl_replays(
+    own_es: Server, site: Site, tmp_path: Path
+) -> None:
+    """Stopped at the last page, with 25 writes still buffered (bulk size 100): they and the
+    last page are spooled at close; the next crawl with the same spool replays them first."""
+    site.actions["/d11"] = after(site, len(PATHS), own_es.halt)
+    extra = names(tmp_path)
+    result = await crawl(site.base, site, NEARDUP_BACKEND=own_es.url, NEARDUP_ES_BULK_SIZE=100,
+                         **extra)
+    report("gone at close", result, site)
+    assert_nothing_lost(result)
+    assert [p for p, s in status_of(result).items() if s == "unchecked"] == ["/d11"]
+    stats = result.stats
+    assert stats["neardup/spooled"] == 1
+    assert stats["neardup/spool/actions"] == len(PATHS)  # index page + 23 checked pages
+    assert stats["neardup/spool/pending"] == len(PATHS) + 1
+    spool = Spool(extra["NEARDUP_SPOOL_PATH"])
+    assert spool.pending() == len(PATHS) + 1
+    spool.close()
+
+    await_start = time.monotonic()
+    own_es.launch(180)
+    restart = time.monotonic() - await_start
+    again = await crawl(site.base, NEARDUP_BACKEND=own_es.url, **extra)
+    report(f"next crawl (restart {restart:.1f} s)", again, site)
+    assert again.stats["neardup/replayed/actions"] == len(PATHS)
+    assert again.stats["neardup/replayed"] == 1
+    assert again.stats["neardup/replayed/duplicates"] == 1  # d11, a copy of o11
+    assert Spool(extra["NEARDUP_SPOOL_PATH"]).pending() == 0
+    assert es_count(own_es.url, extra["NEARDUP_FINGERPRINT_INDEX"]) == len(PATHS) + 1
+    # The second crawl saw every page before: all are copies of the first crawl's pages now.
+    assert all(status_of(again)[p] == "checked" for p in PATHS)
+
+
+@deferred_f_from_coro_f
+async def test_unavailable_at_start_fails_fast(site: Site, tmp_path: Path) -> None:
+    """No server: a clear error at open_spider within the probe timeout, no hang."""
+    started = time.monotonic()
+    with pytest.raises(IndexUnavailable, match="not reachable"):
+        await crawl(site.base, NEARDUP_BACKEND=f"http://127.0.0.1:{free_port()}",
+                    **names(tmp_path))
+    assert time.monotonic() - started < 10
+
+
+@deferred_f_from_coro_f
+async def test_unavailable_at_start_degraded(site: Site, tmp_path: Path) -> None:
+    """NEARDUP_ES_START = degraded: every page passes unchecked, every fingerprint spooled."""
+    extra = names(tmp_path)
+    result = await crawl(site.base, NEARDUP_BACKEND=f"http://127.0.0.1:{free_port()}",
+                         NEARDUP_ES_START="degraded", NEARDUP_ES_REPROBE_SECONDS=60, **extra)
+    assert_nothing_lost(result)
+    assert set(status_of(result).values()) == {"unchecked"}
+    assert result.stats["neardup/spooled"] == len(PATHS) + 1
+    assert result.stats["neardup/spool/pending"] == len(PATHS) + 1
+
+
+@deferred_f_from_coro_f
+async def test_unavailable_fail_mode_closes_cleanly(site: Site, tmp_path: Path) -> None:
+    """NEARDUP_ON_ERROR = fail: the spider closes with its own reason; items in flight still
+    come out unchecked with their fingerprints spooled."""
+    result = await crawl(site.base, NEARDUP_BACKEND=f"http://127.0.0.1:{free_port()}",
+                         NEARDUP_ES_START="degraded", NEARDUP_ON_ERROR="fail", **names(tmp_path))
+    assert result.stats["finish_reason"] == "neardup_es_unavailable"
+    assert result.items and set(status_of(result).values()) == {"unchecked"}
+    assert result.stats["neardup/spooled"] == len(result.items)
+
+
+@deferred_f_from_coro_f
+async def test_credentials_never_logged_when_unreachable(
+    site: Site, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The failure path names the server, never the password or API key (URL or environment)."""
+    caplog.set_level(logging.DEBUG)
+    result = await crawl(site.base, NEARDUP_BACKEND=f"http://neardup:s3cret-pw@127.0.0.1:"
+                         f"{free_port()}", NEARDUP_ES_API_KEY="c2VjcmV0LWtleQ==",
+                         NEARDUP_ES_START="degraded", **names(tmp_path))
+    assert result.stats["neardup/spooled"] == len(PATHS) + 1
+    assert "s3cret-pw" not in caplog.text and "c2VjcmV0LWtleQ==" not in caplog.text
+    assert "127.0.0.1" in caplog.text
