@@ -77,7 +77,7 @@ def cmd_anchors_fit(args: argparse.Namespace) -> int:
 
 def dedup_fingerprinter(config: NearDupConfig, corpus: Path) -> Fingerprinter | None:
     """`dedup --method anchors` without a model: fit one on the input itself (a first pass)."""
-    if "anchors" not in config.methods or config.anchors_model:
+    if "anchors" not in config.method_names or config.anchors_model:
         return None
     if str(corpus) == "-":
         raise ConfigError("--method anchors on stdin needs --anchors-model (fit one first)")

@@ -75,13 +75,16 @@ class AnchorsWarmup:
     def __init__(self, index: FingerprintIndex, config: NearDupConfig) -> None:
         self.index = index
         self.config = config
-        others = tuple(m for m in config.methods if m != "anchors")
+        others = tuple(m for m in config.method_names if m != "anchors")
         self.pre = (
-            Deduplicator(_WarmupView(index), config.replace(methods=others)) if others else None
+            Deduplicator(
+                _WarmupView(index), config.replace(methods=others, content=config.text_content)
+            ) if others else None
         )
         self.fingerprinter = (
             self.pre.fingerprinter if self.pre else
-            Fingerprinter(config.replace(methods=("simhash",)))  # text extraction only
+            # text extraction only
+            Fingerprinter(config.replace(methods=("simhash",), content=config.text_content))
         )
         self.normalizer = normalizer_for(config)
         self.pages: list[tuple[Document, list[str]]] = []
@@ -122,7 +125,7 @@ def open_deduplicator(
     index: FingerprintIndex, config: NearDupConfig
 ) -> Deduplicator | AnchorsWarmup:
     """A Deduplicator, or the warm-up stand-in when anchors is configured without a model."""
-    if "anchors" in config.methods and not config.anchors_model:
+    if "anchors" in config.method_names and not config.anchors_model:
         return AnchorsWarmup(index, config)
     return Deduplicator(index, config)
 

@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from . import __version__
 from .anchors_cli import add_anchors_command, dedup_fingerprinter
-from .config import KNOWN_METHODS, ConfigError, NearDupConfig
+from .config import KNOWN_METHODS, METHOD_CHOICES, ConfigError, NearDupConfig
 from .eval_cli import add_eval_command
 from .fingerprint import Document, Fingerprinter
 from .index import open_index
@@ -83,7 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_method_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--method", action="append", choices=KNOWN_METHODS, help="detection method (repeatable)"
+        "--method", action="append", choices=METHOD_CHOICES,
+        help="detection method (repeatable; default auto = simhash + bag)",
+    )
+    parser.add_argument(
+        "--content", choices=("whole", "main"), default="whole",
+        help="text to fingerprint: the whole page (default) or its main content (trafilatura)",
     )
     parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
     parser.add_argument("--hash", choices=("rabin", "xxh64"), default="rabin")
@@ -104,7 +109,7 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
-    methods = tuple(args.method or (("minhash",) if args.mode == "containment" else ("simhash",)))
+    methods = tuple(args.method or (("minhash",) if args.mode == "containment" else ("auto",)))
     return NearDupConfig(
         methods=methods,
         language=args.language,
@@ -114,6 +119,7 @@ def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
         containment_threshold=args.threshold,
         minhash_exact=args.exact,
         mode=args.mode,
+        content=args.content,
         anchors_model=args.anchors_model,
         anchors_min_bits=args.anchors_min_bits,
         **extra,

@@ -7,14 +7,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Method = Literal["simhash", "minhash", "rarewords", "anchors"]
+Method = Literal["auto", "simhash", "minhash", "bag", "rarewords", "anchors"]
 Action = Literal["drop", "tag"]
 OnError = Literal["keep", "fail"]
 HashName = Literal["rabin", "xxh64"]
 Mode = Literal["resemblance", "containment"]
 Content = Literal["whole", "main"]
 
-KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash", "rarewords", "anchors")
+KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash", "bag", "rarewords", "anchors")
+# `auto`: simhash finds the near-identical cheaply; the word bag catches reordered blocks and a
+# few percent of changed words, which break too many shingles (see README, "Calibration").
+AUTO_METHODS: tuple[str, ...] = ("simhash", "bag")
+METHOD_CHOICES: tuple[str, ...] = ("auto", *KNOWN_METHODS)  # what a user may name
 DEFAULT_BACKEND = "sqlite:neardup.sqlite"
 
 
@@ -37,7 +41,7 @@ class TagFields:
 class NearDupConfig:
     """Every knob of neardup, with the defaults of DESIGN.md (the methods' literature)."""
 
-    methods: tuple[str, ...] = ("simhash",)
+    methods: tuple[str, ...] = ("auto",)
     backend: str = DEFAULT_BACKEND
     action: Action = "drop"
     on_error: OnError = "keep"
@@ -48,7 +52,9 @@ class NearDupConfig:
     max_html_bytes: int = 20 * 1024 * 1024  # larger pages are cut here, not refused
     max_token_chars: int = 64  # longer "words" (base64 blobs, hashes) are not words
     min_tokens: int = 1  # fewer tokens than this: the page has no text to compare
-    content: Content = "whole"  # main: the page's main content (trafilatura), whole as fallback
+    # main: the page's main content (trafilatura; whole page as fallback). Not the default: the bag
+    # method already tolerates other-page chrome, and trafilatura costs ~20-90 ms a page.
+    content: Content = "whole"
     # Simhash (Charikar; Manku et al. 2007)
     hash: HashName = "rabin"
     simhash_shingle: int = 3
@@ -60,6 +66,11 @@ class NearDupConfig:
     minhash_supers: int = 6
     minhash_threshold: float = 0.8
     minhash_exact: bool = False  # verify candidates by exact Jaccard of stored shingle sets
+    # Bag of words (weighted Jaccard of log-TF word bags; word-set MinHash bands for lookup)
+    bag_threshold: float = 0.6
+    bag_bands: int = 21  # 21 bands x 4 rows: candidate with probability 1 - (1 - s^4)^21
+    bag_max_words: int = 4096
+    bag_order_threshold: float = 0.5  # 3-word shingle resemblance that confirms a bag match
     mode: Mode = "resemblance"  # containment: flag a document mostly contained in an earlier one
     containment_threshold: float = 0.8
     containment_sample: int = 8  # containment keys: shingles whose hash is 0 mod this
@@ -96,11 +107,19 @@ class NearDupConfig:
     anchors_edit_floor: float = 0.5
     anchors_min_bits: int = 3  # fewer set bits: never a duplicate (near-empty signatures)
     anchors_tolerance: int = 0  # Hamming distance still called a duplicate
+    # Reliability (hostile-input caps; Elasticsearch faults: bounded waits, degraded mode, spool)
+    max_html_tags: int = 200_000  # more tags than this: read by a linear scan, not a tree parser
+    max_words: int = 200_000  # words read per document (text past max_words * 32 chars unread)
+    es_request_timeout: float = 10.0  # seconds per Elasticsearch request
+    es_retry_seconds: float = 30.0  # retries with backoff for at most this long, then degraded
+    es_reprobe_seconds: float = 10.0  # degraded: seconds between checks that the server is back
+    es_start: str = "fail"  # server unreachable at open_spider: "fail" or "degraded"
+    spool_path: str = "neardup-spool.sqlite"  # unchecked pages' fingerprints, replayed later
 
     def __post_init__(self) -> None:
-        unknown = [m for m in self.methods if m not in KNOWN_METHODS]
+        unknown = [m for m in self.methods if m not in METHOD_CHOICES]
         if not self.methods or unknown:
-            raise ConfigError(f"methods must be among {KNOWN_METHODS}, got {list(self.methods)}")
+            raise ConfigError(f"methods must be among {METHOD_CHOICES}, got {list(self.methods)}")
         if self.action not in ("drop", "tag"):
             raise ConfigError(f"action must be 'drop' or 'tag', got {self.action!r}")
         if self.on_error not in ("keep", "fail"):
@@ -119,9 +138,13 @@ class NearDupConfig:
             raise ConfigError("thresholds must lie in (0, 1]")
         if self.content not in ("whole", "main"):
             raise ConfigError(f"content must be 'whole' or 'main', got {self.content!r}")
+        if not 0 < self.bag_threshold <= 1 or self.bag_max_words < 1:
+            raise ConfigError("bag_threshold must lie in (0, 1] and bag_max_words be >= 1")
+        if self.bag_bands < 1 or 84 % self.bag_bands:
+            raise ConfigError("bag_bands must divide the 84 word-set minimums (e.g. 21, 14, 12)")
         if self.mode not in ("resemblance", "containment"):
             raise ConfigError(f"mode must be 'resemblance' or 'containment', got {self.mode!r}")
-        if self.mode == "containment" and "minhash" not in self.methods:
+        if self.mode == "containment" and "minhash" not in self.method_names:
             raise ConfigError("containment mode needs the minhash method (shingle sets)")
         if self.containment_sample < 1:
             raise ConfigError("containment_sample must be >= 1")
@@ -138,6 +161,30 @@ class NearDupConfig:
         if min(self.anchors_warmup, self.anchors_words, self.anchors_min_df,
                self.anchors_min_bits) < 1 or not 0 <= self.anchors_tolerance <= 3:
             raise ConfigError("anchors_warmup/words/min_df/min_bits must be >= 1, tolerance 0-3")
+        # Reliability
+        if self.max_html_tags < 1 or self.max_words < 1:
+            raise ConfigError("max_html_tags and max_words must be >= 1")
+        if min(self.es_request_timeout, self.es_retry_seconds, self.es_reprobe_seconds) <= 0:
+            raise ConfigError("es_request_timeout, es_retry_seconds, es_reprobe_seconds: > 0")
+        if self.es_start not in ("fail", "degraded"):
+            raise ConfigError(f"es_start must be 'fail' or 'degraded', got {self.es_start!r}")
+        if not self.spool_path:
+            raise ConfigError("spool_path must name a file")
+
+    @property
+    def method_names(self) -> tuple[str, ...]:
+        """The detection methods to run, with the `auto` preset expanded."""
+        names: list[str] = []
+        for name in self.methods:
+            for method in AUTO_METHODS if name == "auto" else (name,):
+                if method not in names:
+                    names.append(method)
+        return tuple(names)
+
+    @property
+    def text_content(self) -> Literal["whole", "main"]:
+        """Which text is fingerprinted: the whole page or its main content."""
+        return self.content
 
     def replace(self, **changes: Any) -> NearDupConfig:
         """A copy with some settings changed (validated again)."""

@@ -202,7 +202,7 @@ def _print_summary(
     where = f"demo site served from {_demo_dir()} at {start_url}" if demo else start_url
     print(f"\nneardup crawl: {where}", file=out)
     print(f"  backend {_redact(config.backend)}{' (fresh)' if fresh else ''}, "
-          f"action {config.action}, methods {','.join(config.methods)}\n", file=out)
+          f"action {config.action}, methods {','.join(config.method_names)}\n", file=out)
     nearest = _nearest_notes(outcomes, config) if demo or len(outcomes) <= NEAREST_LIMIT else {}
     width = max([len(short(o.url)) for o in outcomes] + [20])
     for o in outcomes:
@@ -237,7 +237,7 @@ def _nearest_notes(outcomes: list[Outcome], config: Any) -> dict[str, tuple[str,
     Shows honestly what the method missed (e.g. a reordered copy just past the threshold);
     recomputed here from the kept items because the pipeline reports only flagged matches.
     """
-    if "simhash" not in config.methods:
+    if "simhash" not in config.method_names:
         return {}
     from .fingerprint import Document, Fingerprinter
     from .simhash import hamming

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .config import KNOWN_METHODS, NearDupConfig
+from .config import METHOD_CHOICES, NearDupConfig
 from .evaluate import MethodReport, evaluate, plot_precision_recall, read_gold
 
 
@@ -20,8 +20,8 @@ def add_eval_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     command.add_argument(
         "gold", type=Path, help='JSONL {"id", "group", "kind"} (group null: unscored)'
     )
-    command.add_argument("--method", action="append", choices=KNOWN_METHODS,
-                         help="method to evaluate (repeatable; default: every method)")
+    command.add_argument("--method", action="append", choices=METHOD_CHOICES,
+                         help="method to evaluate (repeatable; default: auto and every method)")
     command.add_argument("--content", choices=("whole", "main"), default=None,
                          help="text to fingerprint (default: the configuration's)")
     command.add_argument("--plot", type=Path, help="write the precision-recall plot (PNG) here")
@@ -45,7 +45,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"neardup: {len(missing)} documents have no gold line and are not scored "
               f"(first: {missing[0]})", file=sys.stderr)
     base = NearDupConfig() if args.content is None else NearDupConfig(content=args.content)
-    reports = evaluate(documents, gold, args.method or list(KNOWN_METHODS), base)
+    reports = evaluate(documents, gold, args.method or list(METHOD_CHOICES), base)
     if args.plot:
         plot_precision_recall(reports, args.plot)
     if args.json:

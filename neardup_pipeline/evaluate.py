@@ -31,9 +31,11 @@ SWEEPS: dict[str, tuple[str, tuple[float, ...]]] = {
     "minhash": ("minhash_threshold", (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)),
     "rarewords": ("rarewords_threshold", (0.5, 0.6, 0.7, 0.8, 0.9)),
     "anchors": ("anchors_tolerance", (0, 1, 2, 3)),
+    "bag": ("bag_threshold", (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)),
+    "auto": ("bag_threshold", (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)),
 }
 # Signatures that need nothing but the document (so a sweep can reuse them with new keys).
-SELF_CONTAINED = frozenset({"simhash", "minhash"})
+SELF_CONTAINED = frozenset({"simhash", "minhash", "bag", "auto"})
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ class Fingerprinter:
             remove_stopwords=self.config.remove_stopwords,
             stem=self.config.stem,
             max_token_chars=self.config.max_token_chars,
+            max_words=self.config.max_words,
         )
         self.hasher = ShingleHasher(self.config.hash)
 
@@ -65,7 +66,7 @@ class Fingerprinter:
         """Everything that must match between two fingerprints for them to be comparable."""
         return {
             "version": 1,
-            "content": self.config.content,
+            "content": self.config.text_content,
             "text": self.normalizer.params(),
             "hash": self.hasher.params(),
             "methods": {name: m.params() for name, m in self.methods.items()},
@@ -74,9 +75,10 @@ class Fingerprinter:
     def text_of(self, doc: Document) -> tuple[str, str, bool]:
         """(visible text, title, truncated) of a document."""
         if doc.html is not None and (doc.text is None or not str(doc.text).strip()):
-            extract = main_content_text if self.config.content == "main" else html_to_text
+            extract = main_content_text if self.config.text_content == "main" else html_to_text
             extracted = extract(
-                doc.html, encoding=doc.encoding, max_bytes=self.config.max_html_bytes
+                doc.html, encoding=doc.encoding, max_bytes=self.config.max_html_bytes,
+                max_tags=self.config.max_html_tags,
             )
             return extracted.text, extracted.title, extracted.truncated
         text = doc.text or ""

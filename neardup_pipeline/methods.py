@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from .anchors import AnchorModel, anchors_method
+from .bag import BagMethod
 from .config import NearDupConfig
 from .minhash import MinhashMethod
 from .rarewords import RarewordsMethod
@@ -48,6 +49,10 @@ def build_methods(
     """The configured methods, by name, in the order the configuration lists them (anchors:
     `anchors_model`, else the file config.anchors_model names)."""
     factories: dict[str, Callable[[], Method]] = {
+        "bag": lambda: BagMethod(
+            threshold=config.bag_threshold, bands=config.bag_bands,
+            max_words=config.bag_max_words, order_threshold=config.bag_order_threshold,
+        ),
         "simhash": lambda: SimhashMethod(
             shingle=config.simhash_shingle, k=config.simhash_k, blocks=config.simhash_blocks
         ),
@@ -70,4 +75,4 @@ def build_methods(
         ),
         "anchors": lambda: anchors_method(config, anchors_model),
     }
-    return {name: factories[name]() for name in config.methods}
+    return {name: factories[name]() for name in config.method_names}

@@ -150,7 +150,7 @@ def test_compare_reports_every_method_with_shared_shingles(tmp_path: Path) -> No
     b.write_text(" ".join(words[: len(words) // 2]), encoding="utf-8")  # cut between words
     report = json.loads(neardup("compare", str(a), str(b), "--json").stdout)
     minhash = report["methods"]["minhash"]
-    assert set(report["methods"]) == {"simhash", "minhash", "rarewords"}
+    assert set(report["methods"]) == {"simhash", "minhash", "bag", "rarewords"}
     assert 0 < minhash["jaccard"] < 0.8 and minhash["containment_b_in_a"] >= 0.95
     assert minhash["containment_a_in_b"] < 0.8 and "estimate" in minhash
     assert report["shared_shingles"]["count"] > 0 and report["shared_shingles"]["examples"]

@@ -111,6 +111,7 @@ def crawl_settings(backend: str, **extra: Any) -> dict[str, Any]:
         CONCURRENT_REQUESTS=1,
         CONCURRENT_REQUESTS_PER_DOMAIN=1,
         NEARDUP_BACKEND=backend,
+        NEARDUP_METHODS=["simhash"],  # the outcomes below are simhash's (auto: test_crawl_methods)
     )
     settings.update(extra)
     return settings

@@ -64,3 +64,31 @@ async def test_both_methods_elasticsearch(
     await both_methods(
         site, es_url, NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"]
     )
+
+
+REORDERED = "/archive/indexes-reordered.html"
+
+
+async def auto_default(site: str, backend: str, **extra: object) -> None:
+    """The default (auto: simhash + bag on main content) drops all four variants."""
+    result = await crawl(site, crawl_settings(backend, NEARDUP_METHODS=["auto"], **extra))
+    expected = {**DUPLICATES, REORDERED: "/articles/indexes.html"}
+    assert sorted(result.dropped) == sorted(expected), describe(result)
+    for path, original in expected.items():
+        exc = result.dropped[path]
+        assert isinstance(exc, NearDuplicate) and exc.verdict.duplicate_of == site + original
+        assert exc.verdict.method in ("simhash", "bag")
+    assert result.dropped[REORDERED].verdict.method == "bag"  # type: ignore[attr-defined]
+    assert result.stats["neardup/checked"] == PAGES
+
+
+@deferred_f_from_coro_f
+async def test_auto_default_sqlite(site: str, tmp_path: Path) -> None:
+    await auto_default(site, f"sqlite:{tmp_path / 'fp.sqlite'}")
+
+
+@deferred_f_from_coro_f
+async def test_auto_default_elasticsearch(
+    site: str, es_url: str, es_index_names: dict[str, str]
+) -> None:
+    await auto_default(site, es_url, NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"])

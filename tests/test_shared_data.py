@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
-from neardup_pipeline import Deduplicator, Document, Fingerprinter
+from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.index import MemoryIndex
 
 pytestmark = pytest.mark.shared_data
 
 
 def clusters_of(pages: Iterable[Page]) -> dict[str, str]:
-    dedup = Deduplicator(MemoryIndex())
+    dedup = Deduplicator(MemoryIndex(), NearDupConfig(methods=("simhash",)))
     return {p.doc_id: dedup.process(Document(p.doc_id, html=p.html)).cluster or p.doc_id
             for p in pages}
 
@@ -60,7 +60,7 @@ def postgresql_row(pages: tuple[Page, ...], doc_id: str) -> dict[str, str]:
 def test_installation_guide_english(shared_data: Path) -> None:
     pages = [p for p in installation_guide_pages() if p.info["lang"] == "en"]
     clusters = clusters_of(pages)
-    fingerprinter = Fingerprinter()
+    fingerprinter = Fingerprinter(NearDupConfig(methods=("simhash",)))
     by_text: dict[str, list[str]] = defaultdict(list)
     for page in pages:
         by_text[fingerprinter.fingerprint(Document(page.doc_id, html=page.html)).content_hash]\

@@ -1,0 +1,88 @@
+"""The bag-of-words method: weighted Jaccard, word-order check, LSH bands, storage round trip."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from neardup_pipeline import Deduplicator, Document, NearDupConfig
+from neardup_pipeline.bag import BagMethod, BagSignature, bag_of, band_keys, weighted_jaccard
+from neardup_pipeline.config import ConfigError
+from neardup_pipeline.index import MemoryIndex
+from neardup_pipeline.shingles import ShingleHasher
+
+WORDS = [f"word{i % 400}" for i in range(1200)]
+
+
+def sig(words: list[str]) -> BagSignature:
+    return BagMethod().signature(words, ShingleHasher())
+
+
+def test_weighted_jaccard_by_hand() -> None:
+    a = BagSignature(np.array([1, 2, 3], np.uint64), np.array([1, 2, 1], np.float32),
+                     np.zeros(84, np.uint64), np.zeros(84, np.uint64))
+    b = BagSignature(np.array([2, 3, 4], np.uint64), np.array([1, 3, 2], np.float32),
+                     np.zeros(84, np.uint64), np.zeros(84, np.uint64))
+    # min: 2->1, 3->1 = 2; max: 1->1, 2->2, 3->3, 4->2 = 8
+    assert weighted_jaccard(a, b) == pytest.approx(2 / 8)
+
+
+def test_bag_weights_are_log_tf_and_long_pages_are_sampled_consistently() -> None:
+    words, weights = bag_of(np.array([5, 5, 5, 9], np.uint64), max_words=10)
+    assert words.tolist() == [5, 9] and weights.tolist() == pytest.approx([1 + np.log(3), 1.0])
+    sampled, _ = bag_of(np.arange(100, dtype=np.uint64)[::-1], max_words=10)
+    assert sampled.tolist() == list(range(10))
+
+
+def test_reordering_keeps_the_bag_and_a_word_swap_breaks_the_order_check() -> None:
+    method = BagMethod()
+    shuffled = WORDS[600:] + WORDS[:600]
+    assert weighted_jaccard(sig(WORDS), sig(shuffled)) == 1.0
+    assert method.is_duplicate(sig(WORDS), sig(shuffled))  # one seam: order nearly kept
+    rng = random.Random(3)
+    scrambled = WORDS.copy()
+    rng.shuffle(scrambled)
+    assert weighted_jaccard(sig(WORDS), sig(scrambled)) == 1.0
+    assert not method.is_duplicate(sig(WORDS), sig(scrambled))  # same bag, no shared order
+
+
+def test_five_percent_word_changes_stay_a_duplicate() -> None:
+    rng = random.Random(5)
+    edited = [f"new{i}" if rng.random() < 0.05 else w for i, w in enumerate(WORDS)]
+    method = BagMethod()
+    assert method.is_duplicate(sig(WORDS), sig(edited))
+    assert set(method.keys(sig(WORDS))) & set(method.keys(sig(edited)))
+
+
+def test_band_keys_and_round_trip() -> None:
+    method = BagMethod()
+    s = sig(WORDS)
+    assert len(method.keys(s)) == 21 and band_keys(s.minimums, 21) == method.keys(s)
+    back = method.decode(method.encode(s))
+    assert np.array_equal(back.words, s.words) and np.array_equal(back.order, s.order)
+    assert method.similarity(s, back) == pytest.approx(1.0, abs=1e-3)  # float16 weights
+
+
+def test_auto_preset_expands() -> None:
+    config = NearDupConfig()
+    assert config.methods == ("auto",) and config.method_names == ("simhash", "bag")
+    assert config.text_content == "whole" and config.replace(content="main").text_content == "main"
+    assert NearDupConfig(methods=("auto", "minhash")).method_names == ("simhash", "bag", "minhash")
+    with pytest.raises(ConfigError, match="bag_bands"):
+        NearDupConfig(bag_bands=5)
+
+
+def test_auto_flags_reworded_and_reordered_text() -> None:
+    text = " ".join(
+        f"Sentence {i} talks about {w} and the {w}s near index {i % 17} in our database."
+        for i, w in enumerate(["tables", "rows", "pages", "indexes", "locks"] * 12)
+    )
+    sentences = text.split(". ")
+    dedup = Deduplicator(MemoryIndex(), NearDupConfig())
+    dedup.process(Document("orig", text=text))
+    moved = ". ".join(sentences[30:] + sentences[:30])
+    verdict = dedup.process(Document("moved", text=moved))
+    assert verdict.duplicate_of == "orig"
+    assert set(verdict.scores) == {"simhash", "bag"} and verdict.scores["bag"] > 0.999
