@@ -6,9 +6,7 @@ never a crash, the spider finishes with reason "finished" and neardup/errors sta
 
 from __future__ import annotations
 
-import http.server
 import random
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +22,8 @@ import crawler.settings as project_settings
 from crawler import DEMO_SITE
 from crawler.spiders.site import SiteSpider
 from neardup_pipeline.pipeline import NearDuplicate
+
+from .local_site import serve_pages
 
 HTML = "text/html; charset=utf-8"
 HUGE_BYTES = 20 * 1024 * 1024 + 4096  # just past NEARDUP_MAX_HTML_BYTES: cut, not refused
@@ -95,29 +95,8 @@ def bad_site() -> Iterator[str]:
     """Serve the bad pages from memory on 127.0.0.1 at a free port."""
     pages = _pages()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            found = pages.get(self.path)
-            if found is None:
-                self.send_error(404)
-                return
-            content_type, body = found
-            self.send_response(200)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_pages(pages) as base:
+        yield base
 
 
 @dataclass

@@ -9,8 +9,6 @@ its own peak memory is measured; a real crawl then takes the lot through the pip
 
 from __future__ import annotations
 
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,8 @@ from scrapy.utils.test import get_crawler
 import crawler.settings as project_settings
 from neardup_pipeline.extract import html_to_text
 from tests.hostile_corpus import measure, pages
+
+from .local_site import serve_pages
 
 # Bounds on 2 cores: the largest measured are ~3.5 s and ~300 MB (50 MB page, cut at 20 MB).
 MAX_SECONDS = 15.0
@@ -69,28 +69,8 @@ def hostile_site() -> Iterator[str]:
     links = "".join(f'<a href="{p}">{p}</a> ' for p in bodies)
     bodies["/index.html"] = f"<html><body><p>hostile pages</p>{links}</body></html>".encode()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = bodies.get(self.path)
-            if body is None:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_pages({path: ("text/html", body) for path, body in bodies.items()}) as base:
+        yield base
 
 
 class RawSpider(scrapy.Spider):

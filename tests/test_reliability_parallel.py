@@ -14,7 +14,6 @@ import os
 import random
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,6 +27,8 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.index import open_index
 from neardup_pipeline.verdict import Deduplicator
+
+from .local_site import serve_pages
 
 PAIRS = 40
 PAGE_DELAY = 0.03  # seconds per response: both crawls last long enough to overlap
@@ -58,32 +59,9 @@ PAGES = _pages()
 
 @pytest.fixture(scope="module")
 def pair_site() -> Iterator[str]:
-    import http.server
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = PAGES.get(self.path)
-            if body is None:
-                self.send_error(404)
-                return
-            time.sleep(PAGE_DELAY)
-            data = body.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    pages = {path: ("text/html; charset=utf-8", body.encode()) for path, body in PAGES.items()}
+    with serve_pages(pages, delay=PAGE_DELAY) as base:
+        yield base
 
 
 def run_pair(base: str, es_url: str, index: str, bulk: int, tmp: Path) -> list[dict[str, Any]]:
