@@ -21,7 +21,7 @@ from .anchors import AnchorModel, fit_corpus
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .index import MemoryIndex
-from .verdict import Deduplicator, Verdict
+from .verdict import Deduplicator
 
 Pair = tuple[str, str]
 
@@ -136,15 +136,12 @@ def cluster(
     dedup = Deduplicator(MemoryIndex(), config, fingerprinter)
     clusters: dict[str, str] = {}
     for n, doc in enumerate(documents):
-        verdict: Verdict | None
         if fingerprints is None:
             verdict = dedup.process(doc)
         else:
             fp = rekey(fingerprints[n], dedup.fingerprinter)
-            verdict = dedup.verdict_for(fp) if fp.status == "ok" else None
-            if verdict is not None:
-                dedup.record(fp, verdict, doc.url)
-        clusters[doc.doc_id] = (verdict.cluster if verdict else None) or doc.doc_id
+            verdict = dedup.process_fingerprint(fp, doc.url)
+        clusters[doc.doc_id] = verdict.cluster or doc.doc_id
     return clusters
 
 

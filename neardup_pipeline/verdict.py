@@ -146,10 +146,22 @@ class Deduplicator:
     def process(self, doc: Document) -> Verdict:
         """Check and, by policy, record: originals always, duplicates when index_duplicates."""
         verdict, fp = self.check(doc)
+        self.apply(fp, verdict, doc.url)
+        return verdict
+
+    def process_fingerprint(self, fp: Fingerprint, url: str | None = None) -> Verdict:
+        """`process` for a fingerprint computed earlier (threshold sweeps reuse signatures)."""
+        if fp.status != "ok":
+            return Verdict(fp.doc_id, "no_text", reason="no words to compare")
+        verdict = self.verdict_for(fp)
+        self.apply(fp, verdict, url)
+        return verdict
+
+    def apply(self, fp: Fingerprint, verdict: Verdict, url: str | None) -> None:
+        """The record policy, in one place: count words, store by policy, replay warm-ups."""
         if verdict.status == "ok":
             self.count_words(fp)
         if verdict.status == "ok" and (not verdict.is_duplicate or self.config.index_duplicates):
-            self.record(fp, verdict, doc.url)
+            self.record(fp, verdict, url)
         for replay in self._replays:
             replay.replay(self.index)
-        return verdict
