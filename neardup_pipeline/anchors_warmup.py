@@ -9,6 +9,7 @@ No Scrapy here: the pipeline calls this on its worker thread and reports what it
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections import Counter
@@ -18,7 +19,7 @@ from typing import Any, Protocol
 
 from .anchors import AnchorModel, fit, fit_settings, normalizer_for
 from .config import NearDupConfig
-from .fingerprint import Document, Fingerprinter
+from .fingerprint import Document, Fingerprint, Fingerprinter
 from .index.base import FingerprintIndex, IndexEntry
 from .index.memory import MemoryIndex
 from .verdict import Deduplicator, Verdict
@@ -96,12 +97,18 @@ class AnchorsWarmup:
 
     def process(self, doc: Document) -> Verdict:
         """Remember the page's words; the verdict is the other methods' (or "unchecked")."""
-        text, _, _ = self.fingerprinter.text_of(doc)
+        return self.process_and_fingerprint(doc)[0]
+
+    def process_and_fingerprint(self, doc: Document) -> tuple[Verdict, Fingerprint | None]:
+        """`process`, also returning the other methods' fingerprint (None without them)."""
+        text, title, _ = self.fingerprinter.text_of(doc)
         kept = Document(doc.doc_id, text=text, url=doc.url)  # extracted once, re-checked later
         self.pages.append((kept, self.normalizer.words(text).words))
         if self.pre is None:
-            return Verdict(doc.doc_id, "unchecked", reason="anchors warm-up: no model yet")
-        return self.pre.process(kept)
+            unchecked = Verdict(doc.doc_id, "unchecked", reason="anchors warm-up: no model yet")
+            return unchecked, None
+        verdict, fp = self.pre.process_and_fingerprint(kept)
+        return verdict, None if fp is None else dataclasses.replace(fp, title=title)
 
     def finish(self) -> tuple[Deduplicator, WarmupReport]:
         """Fit, record the full parameters, re-check and index the warm-up pages in order."""

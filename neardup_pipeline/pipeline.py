@@ -335,14 +335,16 @@ class NearDupPipeline:
 
     def _check_online(self, doc: Document) -> Verdict:
         assert self._dedup is not None
-        verdict = self._dedup.process(doc)
+        verdict, fp = self._dedup.process_and_fingerprint(doc)
         if isinstance(self._dedup, AnchorsWarmup) and self._dedup.ready:
             self._finish_warmup()
         add_page = getattr(self._index, "add_page", None)
-        if add_page is not None and self.config.pages_index and verdict.status == "ok":
-            fp_text, title, _ = self._dedup.fingerprinter.text_of(doc)
-            add_page({
-                "url": doc.url, "title": title, "text": fp_text,
+        if (
+            add_page is not None and self.config.pages_index
+            and verdict.status == "ok" and fp is not None
+        ):
+            add_page({  # the text the fingerprint was made from: no second extraction
+                "url": doc.url, "title": fp.title, "text": fp.text,
                 "cluster_id": verdict.cluster, "is_canonical": not verdict.is_duplicate,
                 "duplicate_of": verdict.duplicate_of, "similarity": verdict.similarity,
                 "method": verdict.method,

@@ -145,9 +145,13 @@ class Deduplicator:
 
     def process(self, doc: Document) -> Verdict:
         """Check and, by policy, record: originals always, duplicates when index_duplicates."""
+        return self.process_and_fingerprint(doc)[0]
+
+    def process_and_fingerprint(self, doc: Document) -> tuple[Verdict, Fingerprint | None]:
+        """`process`, also returning the fingerprint (its text and title, extracted once)."""
         verdict, fp = self.check(doc)
         self.apply(fp, verdict, doc.url)
-        return verdict
+        return verdict, fp
 
     def process_fingerprint(self, fp: Fingerprint, url: str | None = None) -> Verdict:
         """`process` for a fingerprint computed earlier (threshold sweeps reuse signatures)."""
