@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.neardup-installed
 
-.PHONY: venv lint test demo es clean distclean
+.PHONY: venv lint browser test demo es clean distclean
 
 ## venv: create .venv and install the package with its test extras (again when pyproject changes)
 venv: $(STAMP)
@@ -21,9 +21,18 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+## browser: headless Chromium for the report test (Debian's package, once; quiet)
+browser:
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium (apt-get) for tests/test_report_browser.py"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+
 ## test: lint, then pytest against a throwaway real Elasticsearch on 127.0.0.1
 # pytest's exit code 5 (no tests collected) is non-zero, so it fails the target as well.
-test: lint
+test: lint browser
 	$(BIN)/python tests/es_server.py -- $(BIN)/python -m pytest
 
 ## demo: crawl the bundled demo site into the embedded SQLite index

@@ -1,7 +1,7 @@
 """What the neardup pipeline costs a real Scrapy crawl: the same local site, pipeline off and on.
 
 Usage: python benchmarks/crawl_overhead.py [--pages 10000] [--timeout 900] [--concurrency 16]
-                                           [--extra-methods simhash ...]
+                                           [--extra-methods simhash ...] [--in-thread]
 
 Generates a site of --pages pages from the real pages of ../shared/data (the PostgreSQL 15.18 and
 15.20 manuals and the installation guide in all its languages: each page keeps its body, loses its
@@ -12,7 +12,10 @@ ThreadingHTTPServer on 127.0.0.1 (in this process, from memory) and crawled by t
 spider in a subprocess, once per mode:
 
 - off: NEARDUP_ENABLED=False (the add-on is registered, the pipeline is not loaded);
-- on: a fresh SQLite index, the default methods and action;
+- on: a fresh SQLite index, the default methods and action (pages fingerprinted in a child
+  process, NEARDUP_FINGERPRINT_PROCESSES=1);
+- on (in-thread) with --in-thread: the same, fingerprinted in the pipeline's worker thread
+  inside the crawler's process (NEARDUP_FINGERPRINT_PROCESSES=0);
 - on (METHODS) for each --extra-methods entry.
 
 Every mode runs the same settings: no robots.txt, no delay, no AutoThrottle, --concurrency
@@ -141,6 +144,8 @@ def child(start_url: str, concurrency: int, timeout: int) -> int:
         "REMOTE_CONTROL_ENABLED": False, "RETRY_ENABLED": False,
     }.items():
         settings.set(name, value, priority="cmdline")
+    if os.environ.get("BENCH_SWITCH_INTERVAL"):  # the GIL's switch interval, for all modes
+        sys.setswitchinterval(float(os.environ["BENCH_SWITCH_INTERVAL"]))
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SiteSpider)
     process.crawl(crawler, start_url=start_url)
@@ -212,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--extra-methods", nargs="*", default=[],
                         help="more 'on' runs with NEARDUP_METHODS set to each value")
+    parser.add_argument("--in-thread", action="store_true",
+                        help="one more 'on' run with NEARDUP_FINGERPRINT_PROCESSES=0")
     parser.add_argument("--child", metavar="START_URL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -226,6 +233,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     with serve(site) as start_url, tempfile.TemporaryDirectory() as tmp:
         modes: list[tuple[str, dict[str, str]]] = [("off", {"NEARDUP_ENABLED": "False"})]
         modes.append(("on (defaults)", {"NEARDUP_BACKEND": f"sqlite:{Path(tmp) / 'on.sqlite'}"}))
+        if args.in_thread:
+            modes.append(("on (in-thread)", {
+                "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / 'thread.sqlite'}",
+                "NEARDUP_FINGERPRINT_PROCESSES": "0",
+            }))
         for i, methods in enumerate(args.extra_methods):
             modes.append((f"on ({methods})", {
                 "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / f'extra{i}.sqlite'}",

@@ -70,7 +70,13 @@ def edit_text(root: lxml.html.HtmlElement, edit: Callable[[str], str]) -> None:
 
 
 def reorder(root: lxml.html.HtmlElement, rng: random.Random, **_: object) -> None:
-    blocks = [el for el in root.iter(*BLOCKS) if el.text_content().strip()]
+    # Outermost blocks only: shuffling a block together with one nested in it would drop or
+    # duplicate text (the inner one is replaced inside an already detached parent).
+    blocks = [
+        el for el in root.iter(*BLOCKS)
+        if el.text_content().strip()
+        and not any(a.tag in BLOCKS for a in el.iterancestors())
+    ]
     contents = [lxml.html.tostring(el, encoding="unicode") for el in blocks]
     rng.shuffle(contents)
     for el, html in zip(blocks, contents, strict=True):

@@ -11,8 +11,8 @@ embedded default backend), as in the Scrapy pipeline.
 Pass 1 (stages): the stages' entry points are wrapped with timers that record exclusive time
 (a stage's time minus the wrapped stages it calls), so the stages add up to the total:
 extract (HTML -> text, main content when configured), normalize (NFKC/casefold/tokens, with
-language detection and stemming shown separately), shingles/hash (word and shingle hashes),
-signatures (each method's signature and lookup keys), verify (similarity of candidates),
+language detection and stop words + stemming shown separately), shingles/hash (word and shingle
+hashes), signatures (each method's signature and lookup keys), verify (similarity of candidates),
 index (candidates, get, add, DF, encode/decode), other (the rest: content hash, bookkeeping).
 Pass 2 (cProfile): the same pages again, fresh index; the functions with the most own time.
 """
@@ -34,8 +34,8 @@ from typing import Any, ClassVar
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import Page, postgresql_pages
 
-STAGES = ("extract", "normalize", "  language detection", "  stemming", "shingles/hash",
-          "signatures", "verify", "index", "other")
+STAGES = ("extract", "normalize", "  language detection", "  stop words + stemming",
+          "shingles/hash", "signatures", "verify", "index", "other")
 
 
 class StageClock:
@@ -105,16 +105,9 @@ def instrument(dedup: Any, clock: StageClock) -> None:
     fp.text_of = clock.wrap("extract", fp.text_of)
     fp.normalizer.words = clock.wrap("normalize", fp.normalizer.words)
     normalize.detect_language = clock.wrap("  language detection", normalize.detect_language)
-    original_stemmer_for = normalize.stemmer_for
-
-    def stemmer_for(language: str) -> Any:
-        stemmer = original_stemmer_for(language)
-        if stemmer is not None and not hasattr(stemmer, "_bench_timed"):
-            stemmer.stem_all = clock.wrap("  stemming", stemmer.stem_all)
-            stemmer._bench_timed = True
-        return stemmer
-
-    normalize.stemmer_for = stemmer_for  # type: ignore[assignment]
+    normalize._WordRules.apply = clock.wrap(  # type: ignore[method-assign]
+        "  stop words + stemming", normalize._WordRules.apply
+    )
     for name in ("word_hashes", "shingle_hashes"):
         if hasattr(fp.hasher, name):
             setattr(fp.hasher, name, clock.wrap("shingles/hash", getattr(fp.hasher, name)))

@@ -22,9 +22,8 @@ from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
-import xxhash
 
-from .minhash import _fmix64, hash_family, min_hashes, resemblance
+from .minhash import FAMILY_VERSION, _fmix64, chunk_hashes, hash_family, min_hashes, resemblance
 from .rabin import U64Array
 from .shingles import ShingleHasher
 
@@ -72,10 +71,40 @@ def weighted_jaccard(a: BagSignature, b: BagSignature) -> float:
     return float(common_min / union_max) if union_max > 0 else 1.0
 
 
+def topic_shift(a: BagSignature, b: BagSignature, max_words: int) -> float:
+    """How far each page leans on a term the other lacks or barely uses: the smaller of the two
+    largest one-sided log-TF weight differences.
+
+    Template twins ("DROP SCHEMA" / "DROP DOMAIN") trade their key term, used a dozen times each:
+    both sides shift by 2-4 weight units. Edits and copies do not: random word changes shift a
+    side by about one unit (a word used once), and a copy under other chrome shifts one side
+    only. Words beyond a truncated bag's sample are unknown, so they do not count as absent.
+    """
+    _, ia, ib = np.intersect1d(a.words, b.words, assume_unique=True, return_indices=True)
+    wa, wb = a.weights.astype(np.float64), b.weights.astype(np.float64)
+    shared = wa[ia] - wb[ib]
+    only_a = _exclusive_weights(a, ia, b, max_words)
+    only_b = _exclusive_weights(b, ib, a, max_words)
+    a_leans = max(float(shared.max(initial=0.0)), float(only_a.max(initial=0.0)))
+    b_leans = max(float((-shared).max(initial=0.0)), float(only_b.max(initial=0.0)))
+    return min(a_leans, b_leans)
+
+
+def _exclusive_weights(
+    a: BagSignature, shared: npt.NDArray[np.intp], b: BagSignature, max_words: int
+) -> npt.NDArray[np.float64]:
+    """Weights of a's words absent from b (only below b's sample bound when b was truncated)."""
+    mask = np.ones(a.words.size, dtype=bool)
+    mask[shared] = False
+    if b.words.size >= max_words:
+        mask &= a.words <= b.words[-1]
+    return a.weights[mask].astype(np.float64)
+
+
 def band_keys(minimums: U64Array, bands: int) -> list[str]:
     """One key per band of len/bands consecutive minimums: equal bands make a candidate."""
-    parts = np.split(minimums.astype(">u8"), bands)
-    return [f"{i}:{xxhash.xxh64_intdigest(p.tobytes()):016x}" for i, p in enumerate(parts)]
+    hashes = chunk_hashes(minimums.astype(">u8").tobytes(), bands)
+    return [f"{i}:{h:016x}" for i, h in enumerate(hashes)]
 
 
 @dataclass(frozen=True)
@@ -88,6 +117,7 @@ class BagMethod:
     max_words: int = 4096
     order_threshold: float = 0.5  # resemblance of 3-word shingles that confirms a bag match
     order_shingle: int = 3
+    topic_shift: float = 0.0  # > 0: both pages leaning this much on their own term are twins
     seed: int = 19970101
     name: str = "bag"
 
@@ -101,8 +131,10 @@ class BagMethod:
 
     def params(self) -> dict[str, object]:
         return {"threshold": self.threshold, "hashes": self.hashes, "bands": self.bands,
+                "family": f"a*fmix64(x)+b v{FAMILY_VERSION}",
                 "max_words": self.max_words, "seed": self.seed, "weights": "1+ln(tf)",
-                "order_threshold": self.order_threshold, "order_shingle": self.order_shingle}
+                "order_threshold": self.order_threshold, "order_shingle": self.order_shingle,
+                "topic_shift": self.topic_shift}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> BagSignature:
         # Word fingerprints are Rabin residues, linear and (for short words) the bytes themselves:
@@ -111,7 +143,9 @@ class BagMethod:
         bag, weights = bag_of(hashes, self.max_words)
         a, b = self._family
         shingles = hasher.shingle_hashes(words, self.order_shingle)
-        return BagSignature(bag, weights, min_hashes(bag, a, b), min_hashes(shingles, a, b))
+        return BagSignature(
+            bag, weights, min_hashes(bag, a, b, assume_unique=True), min_hashes(shingles, a, b)
+        )
 
     def keys(self, signature: BagSignature) -> list[str]:
         return band_keys(signature.minimums, self.bands)
@@ -140,6 +174,7 @@ class BagMethod:
         return (
             self.similarity(a, b) >= self.threshold
             and resemblance(a.order, b.order) >= self.order_threshold
+            and not (self.topic_shift and topic_shift(a, b, self.max_words) >= self.topic_shift)
         )
 
     def explain(self, a: BagSignature, b: BagSignature) -> dict[str, object]:
@@ -149,7 +184,9 @@ class BagMethod:
             "shared_words": shared, "words_a": int(a.words.size), "words_b": int(b.words.size),
             "shared_bands": len(set(self.keys(a)) & set(self.keys(b))),
             "order_resemblance": round(resemblance(a.order, b.order), 4),
+            "topic_shift": round(topic_shift(a, b, self.max_words), 4),
             "threshold": self.threshold, "order_threshold": self.order_threshold,
+            "topic_shift_limit": self.topic_shift,
         }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import unquote, urlparse
@@ -16,9 +16,11 @@ from . import __version__
 from .anchors_cli import add_anchors_command, dedup_fingerprinter
 from .config import KNOWN_METHODS, METHOD_CHOICES, ConfigError, NearDupConfig
 from .eval_cli import add_eval_command
-from .fingerprint import Document, Fingerprinter
+from .fingerprint import Document, Fingerprint, Fingerprinter
+from .hygiene_cli import SourceError, add_hygiene_commands
 from .index import open_index
 from .index.base import IndexError_
+from .offload import FingerprintCrash, FingerprintWorkers, can_offload
 from .rarewords import shared_rare_words
 from .verdict import Deduplicator, Verdict
 
@@ -32,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (ConfigError, IndexError_, InputError, OSError) as exc:
+    except (ConfigError, IndexError_, InputError, SourceError, OSError) as exc:
         print(f"neardup: error: {exc}", file=sys.stderr)
         return 2
 
@@ -59,6 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="rarewords batch mode: count document frequencies over the whole input first",
     )
     dedup.add_argument(
+        "--batch", type=_positive, default=100, metavar="N",
+        help="look up N documents in one request (Elasticsearch msearch); same verdicts "
+        "(default: 100; 1: one at a time)",
+    )
+    dedup.add_argument(
+        "--processes", type=int, default=0, metavar="N",
+        help="fingerprint in N child processes while this one does the lookups, in input order "
+        "(simhash, minhash, bag, auto); same verdicts (default: 0, all in this process)",
+    )
+    dedup.add_argument(
         "--warmup", type=int, default=100,
         help="rarewords stream mode: no rarewords verdict until DF holds this many documents",
     )
@@ -78,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     crawl_cmd.set_defaults(func=crawl.run)
     add_anchors_command(sub)
     add_eval_command(sub)
+    add_hygiene_commands(sub)
     return parser
 
 
@@ -108,6 +121,13 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {number}")
+    return number
+
+
 def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
     methods = tuple(args.method or (("minhash",) if args.mode == "containment" else ("auto",)))
     return NearDupConfig(
@@ -133,32 +153,80 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     )
     if args.df_pass and str(args.input) == "-":
         raise ConfigError("--df-pass reads the input twice: give a file, not stdin")
+    if args.processes < 0:
+        raise ConfigError("--processes must be >= 0")
+    if args.processes and not can_offload(config):
+        raise ConfigError("--processes needs methods that fingerprint without the index "
+                          "(simhash, minhash, bag, auto)")
     index = open_index(config.backend, config)
     bad_lines = 0
+    workers = FingerprintWorkers(config, args.processes) if args.processes else None
     try:
         dedup = Deduplicator(index, config, dedup_fingerprinter(config, args.input))
         if args.df_pass:  # rarewords batch mode: DF of every readable document first
             learn_frequencies(dedup, args.input)
         with _open_output(args.output) as out, _open_input(args.input) as lines:
             progress = tqdm(lines, unit=" docs", disable=not sys.stderr.isatty(), file=sys.stderr)
-            for number, line in enumerate(progress, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    doc = parse_document(line)
-                except InputError as exc:
-                    bad_lines += 1
-                    print(f"neardup: {args.input}:{number}: {exc}", file=sys.stderr)
-                    continue
-                out.write(json.dumps(verdict_record(dedup.process(doc)), ensure_ascii=False))
-                out.write("\n")
+
+            def emit(batch: list[Document], fingerprints: list[Fingerprint] | None) -> None:
+                verdicts = dedup.process_batch(batch, fingerprints)
+                for doc, verdict in zip(batch, verdicts, strict=True):
+                    record = verdict_record(verdict)
+                    if doc.url:
+                        record["url"] = doc.url  # for `neardup report` and people reading it
+                    out.write(json.dumps(record, ensure_ascii=False))
+                    out.write("\n")
+
+            def batches() -> Iterator[list[Document]]:
+                nonlocal bad_lines
+                batch: list[Document] = []
+                for number, line in enumerate(progress, start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        batch.append(parse_document(line))
+                    except InputError as exc:
+                        bad_lines += 1
+                        print(f"neardup: {args.input}:{number}: {exc}", file=sys.stderr)
+                        continue
+                    if len(batch) >= args.batch:
+                        yield batch
+                        batch = []
+                if batch:
+                    yield batch
+
+            if workers is None:
+                for batch in batches():
+                    emit(batch, None)
+            else:  # the children fingerprint batch n + 1 while this process decides batch n
+                pending: tuple[list[Document], Callable[[], list[Fingerprint]]] | None = None
+                for batch in batches():
+                    started = (batch, workers.submit_many(batch))
+                    if pending is not None:
+                        emit(pending[0], _fingerprints_of(*pending))
+                    pending = started
+                if pending is not None:
+                    emit(pending[0], _fingerprints_of(*pending))
         index.flush()
     finally:
+        if workers is not None:
+            workers.close()
         index.close()
     if bad_lines:
         print(f"neardup: {bad_lines} input line(s) skipped as unreadable", file=sys.stderr)
         return 1
     return 0
+
+
+def _fingerprints_of(
+    batch: list[Document], results: Callable[[], list[Fingerprint]]
+) -> list[Fingerprint] | None:
+    """The children's fingerprints of a batch; None (fingerprint here) if a child died on it."""
+    try:
+        return results()
+    except FingerprintCrash as exc:
+        print(f"neardup: {exc}; fingerprinting that batch in this process", file=sys.stderr)
+        return None
 
 
 def learn_frequencies(dedup: Deduplicator, path: Path) -> None:
@@ -257,9 +325,10 @@ def load_document(ref: str) -> Document:
     is_html = path.suffix.lower() in (".html", ".htm", ".xhtml") or head.startswith(
         (b"<!doctype", b"<html", b"<?xml")
     )
+    url = path.resolve().as_uri()  # a relative path has no file:// form of its own
     if is_html:
-        return Document(str(path), html=data, url=path.as_uri())
-    return Document(str(path), text=data.decode("utf-8", errors="replace"), url=path.as_uri())
+        return Document(str(path), html=data, url=url)
+    return Document(str(path), text=data.decode("utf-8", errors="replace"), url=url)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

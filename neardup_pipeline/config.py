@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .canonical import POLICIES, CanonicalPolicy
+
 Method = Literal["auto", "simhash", "minhash", "bag", "rarewords", "anchors"]
 Action = Literal["drop", "tag"]
 OnError = Literal["keep", "fail"]
@@ -45,6 +47,9 @@ class NearDupConfig:
     backend: str = DEFAULT_BACKEND
     action: Action = "drop"
     on_error: OnError = "keep"
+    # Pipeline: fingerprint in this many child processes (simhash, minhash, bag), so the crawler's
+    # own process keeps its core; 0 = in the pipeline's worker thread.
+    fingerprint_processes: int = 1
     # Text
     language: str | None = None  # None: detect per document
     remove_stopwords: bool = True
@@ -71,6 +76,7 @@ class NearDupConfig:
     bag_bands: int = 21  # 21 bands x 4 rows: candidate with probability 1 - (1 - s^4)^21
     bag_max_words: int = 4096
     bag_order_threshold: float = 0.5  # 3-word shingle resemblance that confirms a bag match
+    bag_topic_shift: float = 0.0  # > 0: pages both leaning this much on own terms are twins
     mode: Mode = "resemblance"  # containment: flag a document mostly contained in an earlier one
     containment_threshold: float = 0.8
     containment_sample: int = 8  # containment keys: shingles whose hash is 0 mod this
@@ -89,7 +95,8 @@ class NearDupConfig:
     index_duplicates: bool = True
     # Elasticsearch
     fingerprint_index: str = "neardup-fingerprints"
-    pages_index: str | None = None  # e.g. "neardup-pages": kept pages with cluster_id
+    pages_index: str | None = None  # e.g. "neardup-pages": every checked page, with cluster_id
+    canonical: CanonicalPolicy = "first"  # pages index: canonical copy, first seen or "best"
     es_api_key: str | None = None
     es_basic_auth: tuple[str, str] | None = None
     es_verify_certs: bool = True
@@ -122,6 +129,8 @@ class NearDupConfig:
             raise ConfigError(f"methods must be among {METHOD_CHOICES}, got {list(self.methods)}")
         if self.action not in ("drop", "tag"):
             raise ConfigError(f"action must be 'drop' or 'tag', got {self.action!r}")
+        if self.fingerprint_processes < 0:
+            raise ConfigError("fingerprint_processes must be >= 0 (0: no child process)")
         if self.on_error not in ("keep", "fail"):
             raise ConfigError(f"on_error must be 'keep' or 'fail', got {self.on_error!r}")
         if self.hash not in ("rabin", "xxh64"):
@@ -140,6 +149,8 @@ class NearDupConfig:
             raise ConfigError(f"content must be 'whole' or 'main', got {self.content!r}")
         if not 0 < self.bag_threshold <= 1 or self.bag_max_words < 1:
             raise ConfigError("bag_threshold must lie in (0, 1] and bag_max_words be >= 1")
+        if self.bag_topic_shift < 0:
+            raise ConfigError("bag_topic_shift must be >= 0 (0 turns the template-twin check off)")
         if self.bag_bands < 1 or 84 % self.bag_bands:
             raise ConfigError("bag_bands must divide the 84 word-set minimums (e.g. 21, 14, 12)")
         if self.mode not in ("resemblance", "containment"):
@@ -156,6 +167,8 @@ class NearDupConfig:
             raise ConfigError("rarewords_percentile and rarewords_threshold must lie in (0, 1]")
         if self.rarewords_warmup < 0:
             raise ConfigError("rarewords_warmup must be >= 0")
+        if self.canonical not in POLICIES:
+            raise ConfigError(f"canonical must be one of {POLICIES}, got {self.canonical!r}")
         if self.es_bulk_size < 1:
             raise ConfigError("es_bulk_size must be >= 1")
         if min(self.anchors_warmup, self.anchors_words, self.anchors_min_df,

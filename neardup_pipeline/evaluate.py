@@ -32,7 +32,8 @@ SWEEPS: dict[str, tuple[str, tuple[float, ...]]] = {
     "rarewords": ("rarewords_threshold", (0.5, 0.6, 0.7, 0.8, 0.9)),
     "anchors": ("anchors_tolerance", (0, 1, 2, 3)),
     "bag": ("bag_threshold", (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)),
-    "auto": ("bag_threshold", (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)),
+    # auto: the bag's word-order check decides between reworded copies and template twins
+    "auto": ("bag_order_threshold", (0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)),
 }
 # Signatures that need nothing but the document (so a sweep can reuse them with new keys).
 SELF_CONTAINED = frozenset({"simhash", "minhash", "bag", "auto"})

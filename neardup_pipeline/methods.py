@@ -52,6 +52,7 @@ def build_methods(
         "bag": lambda: BagMethod(
             threshold=config.bag_threshold, bands=config.bag_bands,
             max_words=config.bag_max_words, order_threshold=config.bag_order_threshold,
+            topic_shift=config.bag_topic_shift,
         ),
         "simhash": lambda: SimhashMethod(
             shingle=config.simhash_shingle, k=config.simhash_k, blocks=config.simhash_blocks

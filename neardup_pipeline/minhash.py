@@ -20,13 +20,13 @@ import xxhash
 from .rabin import U64Array
 from .shingles import ShingleHasher
 
-FAMILY_VERSION = 1  # bump when the hash family changes: stored signatures become incomparable
+FAMILY_VERSION = 2  # bump when the hash family changes: stored signatures become incomparable
 _CHUNK = 4096  # shingles per block: bounds memory at CHUNK x 84 x 8 bytes
 _M1, _M2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
 
 
 def hash_family(count: int, seed: int) -> tuple[U64Array, U64Array]:
-    """Multipliers (odd) and offsets of `count` fixed transformations x -> fmix(a*x + b)."""
+    """Multipliers (odd) and offsets of `count` fixed permutations x -> a*fmix(x) + b."""
     rng = np.random.Generator(np.random.PCG64(seed))
     a = rng.integers(0, 2**64, size=count, dtype=np.uint64, endpoint=False) | np.uint64(1)
     b = rng.integers(0, 2**64, size=count, dtype=np.uint64, endpoint=False)
@@ -43,23 +43,36 @@ def _fmix64(x: U64Array) -> U64Array:
         return x ^ (x >> np.uint64(33))
 
 
-def min_hashes(shingles: U64Array, a: U64Array, b: U64Array) -> U64Array:
-    """Per transformation, the minimum over all shingles (the document's MinHash signature)."""
-    if shingles.size == 0:
-        return np.full(a.shape, np.iinfo(np.uint64).max, dtype=np.uint64)
+def min_hashes(
+    shingles: U64Array, a: U64Array, b: U64Array, *, assume_unique: bool = False
+) -> U64Array:
+    """Per permutation, the minimum over all shingles (the document's MinHash signature).
+
+    Each permutation is a*fmix64(x) + b mod 2^64 (a odd: a bijection). The finaliser runs once
+    per shingle, not once per shingle and permutation: the minimum is decided by the high bits,
+    which a multiply-add spreads from every bit of the well-mixed input (multiply-shift hashing).
+    """
     result = np.full(a.shape, np.iinfo(np.uint64).max, dtype=np.uint64)
-    unique = np.unique(shingles)
+    if shingles.size == 0:
+        return result
+    mixed = _fmix64(shingles if assume_unique else np.unique(shingles))
     with np.errstate(over="ignore"):
-        for start in range(0, unique.size, _CHUNK):
-            block = unique[start : start + _CHUNK, None]
-            np.minimum(result, _fmix64(block * a + b).min(axis=0), out=result)
+        for start in range(0, mixed.size, _CHUNK):
+            block = mixed[start : start + _CHUNK, None] * a
+            block += b
+            np.minimum(result, block.min(axis=0), out=result)
     return result
 
 
 def super_shingles(signature: U64Array, groups: int) -> list[int]:
     """Hash of each run of len/groups consecutive components (xxh64 of their bytes)."""
-    parts = np.split(signature.astype(">u8"), groups)
-    return [xxhash.xxh64_intdigest(part.tobytes()) for part in parts]
+    return chunk_hashes(signature.astype(">u8").tobytes(), groups)
+
+
+def chunk_hashes(data: bytes, parts: int) -> list[int]:
+    """xxh64 of each of `parts` equal consecutive slices of `data`."""
+    step = len(data) // parts
+    return [xxhash.xxh64_intdigest(data[i : i + step]) for i in range(0, step * parts, step)]
 
 
 def mega_shingles(supers: Sequence[int]) -> list[int]:
@@ -133,7 +146,7 @@ class MinhashMethod:
 
     def params(self) -> dict[str, object]:
         return {
-            "family": f"fmix64(a*x+b) v{FAMILY_VERSION}", "seed": self.seed,
+            "family": f"a*fmix64(x)+b v{FAMILY_VERSION}", "seed": self.seed,
             "hashes": self.hashes, "shingle": self.shingle, "supers": self.supers,
             "threshold": self.threshold, "exact": self.exact,
             "containment": self.containment_mode, "sample": self.sample,

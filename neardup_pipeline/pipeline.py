@@ -1,7 +1,8 @@
 """Scrapy item pipeline: fingerprint each scraped page, look it up, then drop or tag it.
 
-All fingerprinting and index I/O runs on one dedicated worker thread, so the reactor never blocks
-and index operations stay in page order (read-after-write holds without extra locking).
+Index I/O runs on one dedicated worker thread, so the reactor never blocks and index operations
+stay in page order (read-after-write holds without extra locking). Pages are fingerprinted in a
+child process (NEARDUP_FINGERPRINT_PROCESSES, self-contained methods), else on that thread.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import logging
 import time
 import uuid
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
@@ -19,9 +20,11 @@ from twisted.internet import threads
 from twisted.python.threadpool import ThreadPool
 
 from .anchors_warmup import AnchorsWarmup, WarmupReport, open_deduplicator, report_warmup
+from .canonical import page_date
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .index import IndexUnavailable, open_index
+from .offload import FingerprintWorkers, can_offload
 from .spool import Spool
 from .verdict import Deduplicator, Verdict
 
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from .index.base import FingerprintIndex
+    from .index.elastic import ElasticIndex
+    from .pages import PagesKeeper
 
 logger = logging.getLogger(__name__)
 STATS_PREFIX = "neardup/"
@@ -72,6 +77,10 @@ class NearDupPipeline:
         self._counts_view: dict[str, int] = {}
         self._close_requested = False
         self._closing: Any = None  # the engine's close, when NEARDUP_ON_ERROR = 'fail' asked it
+        self._pages: PagesKeeper | None = None  # the content index (NEARDUP_PAGES_INDEX)
+        self._promoted: set[str] = set()  # worker -> reactor: better copies to keep, not drop
+        self._workers: FingerprintWorkers | None = None  # child processes that fingerprint
+        self._warned_canonical = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -91,6 +100,8 @@ class NearDupPipeline:
         self._shutdown_trigger = core.addSystemEventTrigger("during", "shutdown", self._pool.stop)
         if self.config.backend.startswith(("http://", "https://")):
             self._spool = Spool(self.config.spool_path)
+        if self.config.fingerprint_processes and can_offload(self.config):
+            await self._in_worker(self._start_workers)
         try:
             await self._in_worker(self._open_index)
         except IndexUnavailable as exc:
@@ -122,6 +133,9 @@ class NearDupPipeline:
             await self._in_worker(self._close_index)
             self._publish_counts()
         finally:
+            if self._workers is not None:
+                self._workers.close()
+                self._workers = None
             if self._shutdown_trigger is not None:
                 from twisted.internet import reactor
 
@@ -165,6 +179,17 @@ class NearDupPipeline:
                 self._closing = deferred_from_coro(self.crawler.engine.close_spider_async(
                     reason="neardup_es_unavailable"))
         return self._act(item, adapter, verdict)
+
+    def _start_workers(self) -> None:
+        """Worker: start the fingerprint processes now, not on the first page."""
+        self._workers = FingerprintWorkers(self.config, self.config.fingerprint_processes)
+        self._workers.warm_up()
+
+    def _fingerprint(self, doc: Document, fingerprinter: Fingerprinter) -> Fingerprint:
+        """Worker: the page's fingerprint, from a child process when there is one."""
+        if self._workers is not None:
+            return self._workers.fingerprint(doc)
+        return fingerprinter.fingerprint(doc, None)
 
     def _open_index(self) -> None:
         """Worker: open the index and the deduplicator; replay what an earlier crawl spooled."""
@@ -271,7 +296,7 @@ class NearDupPipeline:
         """Worker: fingerprint without the index (DF-based methods see no corpus) and spool."""
         fingerprinter = self._fingerprinter or getattr(self._dedup, "fingerprinter", None)
         assert fingerprinter is not None and self._spool is not None
-        fp = fingerprinter.fingerprint(doc, None)
+        fp = self._fingerprint(doc, fingerprinter)
         if fp.status != "ok":
             return Verdict(doc.doc_id, "no_text", reason="no words to compare")
         self._spool.add_page(
@@ -335,20 +360,35 @@ class NearDupPipeline:
 
     def _check_online(self, doc: Document) -> Verdict:
         assert self._dedup is not None
-        verdict, fp = self._dedup.process_and_fingerprint(doc)
+        if self._workers is not None and isinstance(self._dedup, Deduplicator):
+            fp: Fingerprint | None = self._workers.fingerprint(doc)
+            assert fp is not None
+            verdict = self._dedup.process_fingerprint(fp, doc.url)
+        else:
+            verdict, fp = self._dedup.process_and_fingerprint(doc)
         if isinstance(self._dedup, AnchorsWarmup) and self._dedup.ready:
             self._finish_warmup()
-        add_page = getattr(self._index, "add_page", None)
         if (
-            add_page is not None and self.config.pages_index
-            and verdict.status == "ok" and fp is not None
+            self.config.pages_index and hasattr(self._index, "add_page")
+            and verdict.status == "ok" and fp is not None and doc.url
         ):
-            add_page({  # the text the fingerprint was made from: no second extraction
-                "url": doc.url, "title": fp.title, "text": fp.text,
-                "cluster_id": verdict.cluster, "is_canonical": not verdict.is_duplicate,
-                "duplicate_of": verdict.duplicate_of, "similarity": verdict.similarity,
-                "method": verdict.method,
-            })
+            if self._pages is None:
+                from .pages import PagesKeeper  # Elasticsearch only
+
+                self._pages = PagesKeeper(cast("ElasticIndex", self._index), self.config.canonical)
+            placement = self._pages.record(  # the text the fingerprint was made from
+                verdict=verdict, url=doc.url, title=fp.title, text=fp.text,
+                date=page_date(doc.html, doc.url) if self.config.canonical == "best" else None,
+                move=getattr(self._dedup, "last_move", None),
+            )
+            if placement.promoted:  # a better copy: kept, its cluster's old canonical demoted
+                self._promoted.add(doc.doc_id)
+                self._counts["canonical/promoted"] += 1
+        elif self.config.canonical == "best" and not self._warned_canonical:
+            self._warned_canonical = True
+            logger.warning("neardup: NEARDUP_CANONICAL = 'best' needs the pages index "
+                           "(NEARDUP_PAGES_INDEX, Elasticsearch backend); copies are checked "
+                           "as with 'first'")
         return verdict
 
     def _finish_warmup(self) -> None:
@@ -375,6 +415,12 @@ class NearDupPipeline:
             return item
         self._inc("duplicates")
         self._inc(f"duplicates/{verdict.method}")
+        if verdict.doc_id in self._promoted:  # NEARDUP_CANONICAL = "best": the better copy
+            self._promoted.discard(verdict.doc_id)  # kept in either mode, and says so
+            self._inc("kept_canonical")
+            self._tag(adapter, verdict)
+            self._set(adapter, fields.status, "canonical")
+            return item
         if self.config.action == "drop":
             self._inc("dropped")
             raise NearDuplicate(verdict)

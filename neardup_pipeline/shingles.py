@@ -8,7 +8,6 @@ own round function, also vectorised.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Literal
 
@@ -33,7 +32,9 @@ class ShingleHasher:
         self.hash_name = hash_name
         self._rabin = RabinHasher()
         self._cache: dict[str, int] = {}
-        self._lock = threading.Lock()
+        # The methods of one fingerprint hash the same word list: simhash and bag both want its
+        # word hashes and 3-word shingles. Keyed by the list object, which the memo keeps alive.
+        self._memo: tuple[Sequence[str], dict[int, U64Array]] = ((), {})
 
     def params(self) -> dict[str, object]:
         """What decides the hashes (stored with an index so mixed parameters are refused)."""
@@ -43,26 +44,44 @@ class ShingleHasher:
 
     def word_hashes(self, words: Sequence[str]) -> U64Array:
         """64-bit hash of every word, in order."""
-        cache = self._cache
-        missing = {w for w in words if w not in cache}
+        return self._memoized(words, 1)
+
+    def _word_hashes(self, words: Sequence[str]) -> U64Array:
+        cache = self._cache  # dicts here only grow: a full one is replaced, never cleared
+        missing = set(words).difference(cache)
         if missing:
             if self.hash_name == "rabin":
                 new = {w: self._rabin.fingerprint(w.encode("utf-8")) for w in missing}
             else:
                 new = {w: xxhash.xxh64_intdigest(w.encode("utf-8")) for w in missing}
-            with self._lock:
-                if len(cache) > _WORD_CACHE_LIMIT:
-                    cache.clear()
+            if len(cache) > _WORD_CACHE_LIMIT:
+                new.update((w, cache[w]) for w in set(words).difference(missing))
+                self._cache = cache = new
+            else:
                 cache.update(new)
-            return np.fromiter((new[w] if w in new else cache[w] for w in words),
-                               dtype=np.uint64, count=len(words))
-        return np.fromiter((cache[w] for w in words), dtype=np.uint64, count=len(words))
+        return np.fromiter(map(cache.__getitem__, words), dtype=np.uint64, count=len(words))
 
     def shingle_hashes(self, words: Sequence[str], size: int) -> U64Array:
         """Hashes of the overlapping `size`-word shingles (one shingle for a shorter text)."""
         if not words:
             return np.empty(0, dtype=np.uint64)
-        word_hashes = self.word_hashes(words)
+        return self._memoized(words, size)
+
+    def _memoized(self, words: Sequence[str], size: int) -> U64Array:
+        memo_words, memo = self._memo
+        if memo_words is not words:
+            memo = {}
+            self._memo = (words, memo)
+        found = memo.get(size)
+        if found is None:
+            found = memo[size] = self._word_hashes(words) if size == 1 else self._shingles(
+                words, size
+            )
+        found.flags.writeable = False  # shared between methods: nobody may change it
+        return found
+
+    def _shingles(self, words: Sequence[str], size: int) -> U64Array:
+        word_hashes = self._memoized(words, 1)
         width = min(size, len(word_hashes))
         count = len(word_hashes) - width + 1
         h = word_hashes[:count].copy()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
+from .batch import PrefetchedFingerprints, PrefetchedIndex, batchable, freeze
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
-from .index.base import FingerprintIndex, IndexEntry
+from .index.base import FingerprintIndex, IndexEntry, candidates_many
 from .rarewords import RarewordsMethod, WarmupReplay
 
 VerdictStatus = Literal["ok", "no_text", "error", "unchecked"]
@@ -33,6 +35,15 @@ class Verdict:
     @property
     def is_duplicate(self) -> bool:
         return self.duplicate_of is not None
+
+
+@dataclass(frozen=True)
+class ClusterMove:
+    """Re-crawl: a cluster's original changed and left it; its members now follow `new_cluster`."""
+
+    old_cluster: str
+    new_cluster: str  # the member seen first, promoted to original
+    members: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,10 @@ class Deduplicator:
             WarmupReplay(name, m) for name, m in self.fingerprinter.methods.items()
             if isinstance(m, RarewordsMethod)
         ]
+        # Re-crawl: the stored entry of the page last checked (fetched with its candidates) and
+        # the cluster move its changed content caused, if any (the pipeline mirrors it in pages).
+        self._previous: tuple[str, IndexEntry | None] | None = None
+        self.last_move: ClusterMove | None = None
 
     def check(self, doc: Document) -> tuple[Verdict, Fingerprint]:
         """Verdict for `doc` against what the index holds (the index is not changed)."""
@@ -73,7 +88,8 @@ class Deduplicator:
         """Verify every candidate sharing a lookup key; the most similar duplicate wins."""
         ids = self.index.candidates(fp.keys)
         ids.discard(fp.doc_id)  # a page is never its own duplicate
-        stored = self.index.get(ids)
+        stored = self.index.get(ids | {fp.doc_id})  # its own earlier entry too: re-crawl
+        self._previous = (fp.doc_id, stored.pop(fp.doc_id, None))
         scores: dict[str, float] = {}
         best: _Match | None = None
         for cand_id in sorted(stored):
@@ -119,6 +135,7 @@ class Deduplicator:
             "method": verdict.method,
             "url": url,
             "added": time.time(),
+            "content_hash": fp.content_hash,  # re-crawl: tells a changed page from the same one
         }
         entry = IndexEntry(fp.doc_id, self.fingerprinter.encode(fp), fp.keys, meta)
         self.index.add(entry)
@@ -149,17 +166,112 @@ class Deduplicator:
 
     def process_and_fingerprint(self, doc: Document) -> tuple[Verdict, Fingerprint | None]:
         """`process`, also returning the fingerprint (its text and title, extracted once)."""
-        verdict, fp = self.check(doc)
-        self.apply(fp, verdict, doc.url)
-        return verdict, fp
+        fp = self.fingerprinter.fingerprint(doc, self.index)  # the index keeps DF (rarewords)
+        return self.process_fingerprint(fp, doc.url), fp
+
+    def recrawl(self, fp: Fingerprint) -> ClusterMove | None:
+        """A cluster's original came back changed and matches none of its copies any more.
+
+        Rule: the member seen first becomes the cluster's original; every member is relabelled
+        to it (and one that named the old original as its match now names the new one), so no
+        copy points at content that no longer exists. The changed page is then checked like a
+        new one. Still matching one of its copies, or unchanged, it stays their original.
+        """
+        previous = self._previous  # fetched by verdict_for, along with the candidates
+        if previous is not None and previous[0] == fp.doc_id:
+            old = previous[1]
+        else:
+            old = self.index.get([fp.doc_id]).get(fp.doc_id)
+        if old is None or str(old.meta.get("cluster") or fp.doc_id) != fp.doc_id:
+            return None
+        old_hash = old.meta.get("content_hash")
+        if old_hash == fp.content_hash or (
+            old_hash is None and old.signatures == self.fingerprinter.encode(fp)
+        ):
+            return None
+        members = self._members(fp.doc_id, old)
+        if not members or self._matches_any(fp, members.values()):
+            return None
+        root = min(members.values(), key=lambda e: (float(e.meta.get("added") or 0), e.doc_id))
+        for entry in members.values():
+            meta = {**entry.meta, "cluster": root.doc_id}
+            if entry.doc_id == root.doc_id:
+                meta.update(duplicate_of=None, similarity=None, method=None)
+            elif meta.get("duplicate_of") == fp.doc_id:
+                meta["duplicate_of"] = root.doc_id
+            self.index.add(IndexEntry(entry.doc_id, entry.signatures, entry.keys, meta))
+        return ClusterMove(fp.doc_id, root.doc_id, tuple(sorted(members)))
+
+    def _members(
+        self, cluster: str, root: IndexEntry, limit: int = 100_000
+    ) -> dict[str, IndexEntry]:
+        """Entries labelled `cluster`: each joined by sharing a key with an earlier member, so a
+        walk over shared keys from the original reaches all of them (no cluster lookup needed)."""
+        found: dict[str, IndexEntry] = {}
+        seen = {cluster}
+        frontier = [root]
+        while frontier and len(seen) < limit:
+            ids = self.index.candidates(frontier.pop().keys) - seen
+            seen |= ids
+            for cand_id, entry in self.index.get(ids).items():
+                if str(entry.meta.get("cluster") or cand_id) == cluster:
+                    found[cand_id] = entry
+                    frontier.append(entry)
+        return found
+
+    def _matches_any(self, fp: Fingerprint, entries: Iterable[IndexEntry]) -> bool:
+        """True when `fp` is a near-duplicate of one of `entries` under some method."""
+        for entry in entries:
+            sigs = self.fingerprinter.decode(entry.signatures)
+            for name, method in self.fingerprinter.methods.items():
+                if name in sigs and name in fp.signatures and method.is_duplicate(
+                    fp.signatures[name], sigs[name]
+                ):
+                    return True
+        return False
 
     def process_fingerprint(self, fp: Fingerprint, url: str | None = None) -> Verdict:
-        """`process` for a fingerprint computed earlier (threshold sweeps reuse signatures)."""
+        """`process` for a fingerprint computed elsewhere (a child process; sweeps reuse them)."""
         if fp.status != "ok":
-            return Verdict(fp.doc_id, "no_text", reason="no words to compare")
-        verdict = self.verdict_for(fp)
+            self.last_move = None
+            verdict = Verdict(fp.doc_id, "no_text", reason="no words to compare")
+        else:
+            verdict = self.verdict_for(fp)
+            self.last_move = self.recrawl(fp)
+            if self.last_move is not None:  # its former copies moved away: check it again
+                verdict = self.verdict_for(fp)
         self.apply(fp, verdict, url)
         return verdict
+
+    def process_batch(
+        self, docs: Sequence[Document], fingerprints: Sequence[Fingerprint] | None = None
+    ) -> list[Verdict]:
+        """`process` of each document in order, with every lookup of the batch made first in one
+        round trip (msearch on Elasticsearch). The verdicts are the one-by-one verdicts: each
+        document goes through `process`, and one recorded earlier in the batch is a candidate
+        for the later ones (batch.py). `fingerprints`: the documents' fingerprints, computed
+        elsewhere (child processes; self-contained methods only). Not thread-safe."""
+        if fingerprints is not None and (self._replays or not batchable(self.fingerprinter)):
+            raise ValueError("fingerprints computed elsewhere need self-contained methods")
+        if fingerprints is None and (
+            len(docs) < 2 or self._replays or not batchable(self.fingerprinter)
+        ):
+            return [self.process(doc) for doc in docs]
+        fps = (
+            list(fingerprints) if fingerprints is not None
+            else [self.fingerprinter.fingerprint(doc, self.index) for doc in docs]
+        )
+        asked = [fp.keys for fp in fps if fp.status == "ok"]
+        found = candidates_many(self.index, asked)
+        index, fingerprinter = self.index, self.fingerprinter
+        self.index = PrefetchedIndex(index, dict(zip(map(freeze, asked), found, strict=True)))
+        self.fingerprinter = PrefetchedFingerprints(
+            fingerprinter, {id(doc): fp for doc, fp in zip(docs, fps, strict=True)}
+        )
+        try:
+            return [self.process(doc) for doc in docs]
+        finally:
+            self.index, self.fingerprinter = index, fingerprinter
 
     def apply(self, fp: Fingerprint, verdict: Verdict, url: str | None) -> None:
         """The record policy, in one place: count words, store by policy, replay warm-ups."""

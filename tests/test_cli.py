@@ -107,6 +107,11 @@ def test_compare_explains_the_verdict(tmp_path: Path) -> None:
     assert len(report["methods"]["simhash"]["a"]) == 16
     text = neardup("compare", str(a), str(c))
     assert text.returncode == 1 and "verdict: distinct" in text.stdout
+    relative = subprocess.run(  # relative paths as a user types them
+        [sys.executable, "-m", "neardup_pipeline", "compare", "a.html", "b.txt"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )
+    assert relative.returncode == 0 and "verdict: near-duplicate" in relative.stdout, relative
 
 
 @pytest.mark.parametrize("missing", ["/nonexistent/file.html", "http://127.0.0.1:9/x"])

@@ -42,7 +42,7 @@ def brute_force_min(shingles: list[int], a: np.ndarray, b: np.ndarray) -> list[i
         return x ^ (x >> 33)
 
     return [
-        min(fmix((int(ai) * s + int(bi)) & (2**64 - 1)) for s in shingles)
+        min((int(ai) * fmix(s) + int(bi)) & (2**64 - 1) for s in shingles)
         for ai, bi in zip(a, b, strict=True)
     ]
 

@@ -78,6 +78,22 @@ class FingerprintIndex(Protocol):
     def close(self) -> None: ...
 
 
+def candidates_many(
+    index: FingerprintIndex, keys: Sequence[Mapping[str, Sequence[str]]]
+) -> list[set[str]]:
+    """`candidates` of many documents, in order: one round trip on a backend that can batch
+    (a `candidates_many` method, Elasticsearch's msearch), else one lookup each.
+
+    Looked up on the class, not the instance: a wrapper that forwards unknown attributes (the
+    anchors warm-up view) must not hand the batch to the index it wraps and skip its own part.
+    """
+    batch = getattr(type(index), "candidates_many", None)
+    if batch is not None:
+        found: list[set[str]] = batch(index, keys)
+        return found
+    return [index.candidates(k) for k in keys]
+
+
 def params_mismatch(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str | None:
     """A readable description of how two parameter sets differ, or None when they agree."""
     a = json.loads(json.dumps(stored, sort_keys=True))

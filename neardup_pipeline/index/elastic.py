@@ -65,18 +65,24 @@ MAX_BACKOFF_SECONDS = 4.0  # ...up to this
 RETRY_STATUSES = frozenset({429, 502, 503, 504})  # overloaded or restarting: worth waiting for
 MAX_CANDIDATES = 10_000  # = the default index.max_result_window
 MGET_CHUNK = 1000
+MSEARCH_CHUNK = 200  # candidate lookups per msearch request
 DF_CHUNK = 10_000  # words per DF aggregation: below index.max_terms_count (65,536)
 _METHOD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _TYPED_META = ("url", "cluster", "duplicate_of", "similarity", "method")
 _PAGE_FIELDS = (
     "url",
+    "doc_id",
     "title",
     "text",
     "cluster_id",
     "is_canonical",
     "duplicate_of",
+    "nearest",
     "similarity",
     "method",
+    "text_length",
+    "published",
+    "first_seen",
     "crawled_at",
 )
 
@@ -401,6 +407,61 @@ class ElasticIndex:
             self._check_open()
             self._queue(self.pages_index, es_id(url), source)
 
+    def update_page(self, url: str, fields: Mapping[str, Any]) -> None:
+        """Queue a partial update of a stored page (canonical changes); a pending write of the
+        same page takes the fields instead, so neither write loses the other's."""
+        if not self.pages_index:
+            return
+        changes = dict(fields)
+        self._encodable(changes, f"page update {url!r}")
+        key = (self.pages_index, es_id(url))
+        with self._lock:
+            self._check_open()
+            pending = self._buffer.pop(key, None)
+            if pending is None:
+                action = {"_op_type": "update", "_index": key[0], "_id": key[1], "doc": changes}
+            elif "_source" in pending:
+                action = {**pending, "_source": {**pending["_source"], **changes}}
+            else:
+                action = {**pending, "doc": {**pending["doc"], **changes}}
+            self._buffer[key] = action
+            if len(self._buffer) >= self.bulk_size:
+                self._flush()
+
+    def get_page(self, url: str) -> dict[str, Any] | None:
+        """A page of the pages index as this process last wrote it (pending writes included)."""
+        if not self.pages_index:
+            return None
+        key = (self.pages_index, es_id(url))
+        with self._lock:
+            self._check_open()
+            pending = self._buffer.get(key)
+        if pending is not None and "_source" in pending:
+            return dict(pending["_source"])
+        try:
+            response = self._call(
+                lambda: self._client.options(ignore_status=404).get(index=key[0], id=key[1])
+            )
+        except ApiError as exc:
+            raise IndexError_(f"fetching page {url!r} failed: {_describe(exc)}") from exc
+        if not response.body.get("found"):
+            return None
+        source = dict(response.body["_source"])
+        return {**source, **pending["doc"]} if pending is not None else source
+
+    def pending_pages(self) -> list[dict[str, Any]]:
+        """Pages queued but not yet sent (their full documents), for read-after-write lookups."""
+        with self._lock:
+            return [
+                dict(a["_source"]) for (index, _), a in self._buffer.items()
+                if index == self.pages_index and "_source" in a
+            ]
+
+    @property
+    def client(self) -> Elasticsearch:
+        """The client, for read-only queries on the pages index (search, stats, report)."""
+        return self._client
+
     def _encodable(self, source: dict[str, Any], what: str) -> None:
         """Refuse a value JSON cannot carry now, so it never poisons a whole bulk batch later."""
         try:
@@ -416,34 +477,83 @@ class ElasticIndex:
 
     def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
         """Ids sharing a key: Elasticsearch's `terms` hits, corrected by this process's cache."""
-        should = [
-            {"terms": {_keys_field(method): list(dict.fromkeys(values))}}
-            for method, values in keys.items()
-            if values
-        ]
+        query = _candidate_query(keys)
         with self._lock:
             self._check_open()
             found = self._cache.candidates(keys)
             cached = set(self._cached)
-        if not should:
+        if query is None:
             return found
-        query = {"bool": {"filter": [{"bool": {"should": should, "minimum_should_match": 1}}]}}
         try:
             response = self._call(
-                lambda: self._client.search(
-                    index=self.fingerprint_index,
-                    query=query,
-                    size=self.max_candidates,
-                    source_includes=["doc_id"],
-                    track_total_hits=self.max_candidates + 1,
-                    sort=["_doc"],  # no scoring: a filter-only lookup
-                    request_cache=False,
-                )
+                partial(self._client.search, index=self.fingerprint_index, request_cache=False,
+                        **self._lookup_body(query))
             )
         except ApiError as exc:
             raise IndexError_(f"candidate lookup failed: {_describe(exc)}") from exc
-        hits = response.body["hits"]
-        if hits["total"]["value"] > self.max_candidates and not self._warned_truncated:
+        self._collect(response.body["hits"], query, found, cached)
+        return found
+
+    def _lookup_body(self, query: dict[str, Any], source: bool = False) -> dict[str, Any]:
+        """A filter-only search returning doc ids from doc values: no stored fields are read
+        (loading `_source` or `_id` per hit doubled the latency at 1M fingerprints), no total
+        counted. `source`: read doc_id from `_source` (ids beyond the keyword's ignore_above)."""
+        body: dict[str, Any] = {
+            "query": query,
+            "size": self.max_candidates,
+            "track_total_hits": False,
+            "sort": ["_doc"],  # no scoring
+        }
+        if source:
+            body["_source"] = {"includes": ["doc_id"]}
+        else:
+            body.update(_source=False, stored_fields=["_none_"], docvalue_fields=["doc_id"])
+        return body
+
+    def candidates_many(self, keys: Sequence[Mapping[str, Sequence[str]]]) -> list[set[str]]:
+        """`candidates` for many documents in one `msearch` round trip (per MSEARCH_CHUNK)."""
+        with self._lock:
+            self._check_open()
+            results = [self._cache.candidates(k) for k in keys]
+            cached = set(self._cached)
+        asked = [(n, q) for n, q in enumerate(map(_candidate_query, keys)) if q is not None]
+        for start in range(0, len(asked), MSEARCH_CHUNK):
+            chunk = asked[start : start + MSEARCH_CHUNK]
+            searches: list[Mapping[str, Any]] = []
+            for _, query in chunk:
+                searches.append({"index": self.fingerprint_index, "request_cache": False})
+                searches.append(self._lookup_body(query))
+            try:
+                response = self._call(partial(self._client.msearch, searches=searches))
+            except ApiError as exc:
+                raise IndexError_(f"candidate lookup failed: {_describe(exc)}") from exc
+            for (n, query), answer in zip(chunk, response.body["responses"], strict=True):
+                if "error" in answer:  # one failed search fails the batch, as one lookup would
+                    error = answer["error"]
+                    reason = error.get("reason") if isinstance(error, dict) else error
+                    raise IndexError_(
+                        f"candidate lookup failed: status {answer.get('status')}: {reason}"
+                    )
+                self._collect(answer["hits"], query, results[n], cached)
+        return results
+
+    def _collect(
+        self, hits: Mapping[str, Any], query: dict[str, Any], found: set[str], cached: set[str]
+    ) -> None:
+        """Add a lookup's hits to `found`, except cached (pending) entries: their keys may have
+        changed, and the cache already answered for them."""
+        if any("doc_id" not in hit.get("fields", {}) for hit in hits["hits"]):
+            # a doc id longer than the keyword's ignore_above has no doc value: ask _source
+            try:
+                response = self._call(
+                    partial(self._client.search, index=self.fingerprint_index,
+                            request_cache=False, **self._lookup_body(query, source=True))
+                )
+            except ApiError as exc:
+                raise IndexError_(f"candidate lookup failed: {_describe(exc)}") from exc
+            hits = {"hits": [{"fields": {"doc_id": [hit["_source"]["doc_id"]]}}
+                             for hit in response.body["hits"]["hits"]]}
+        if len(hits["hits"]) >= self.max_candidates and not self._warned_truncated:
             self._warned_truncated = True
             log.warning(
                 "neardup: more than %d candidates share a key; only the first %d are verified",
@@ -451,10 +561,9 @@ class ElasticIndex:
                 self.max_candidates,
             )
         for hit in hits["hits"]:
-            doc_id = hit["_source"]["doc_id"]
-            if doc_id not in cached:  # a cached (pending) entry's keys may have changed
+            doc_id = hit["fields"]["doc_id"][0]
+            if doc_id not in cached:
                 found.add(doc_id)
-        return found
 
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
         """Entries of the ids: the cache first, then `mget` for the rest."""
@@ -646,6 +755,18 @@ def _bulk_summary(errors: list[dict[str, Any]], total: int) -> str:
         shown.append(f"{op.get('_index')}/{op.get('_id')} (status {op.get('status')}): {reason}")
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
     return f"Elasticsearch refused {len(errors)} of {total} documents: " + "; ".join(shown) + more
+
+
+def _candidate_query(keys: Mapping[str, Sequence[str]]) -> dict[str, Any] | None:
+    """The filter-only query for "shares a key of the same method" (None: no keys at all)."""
+    should = [
+        {"terms": {_keys_field(method): list(dict.fromkeys(values))}}
+        for method, values in keys.items()
+        if values
+    ]
+    if not should:
+        return None
+    return {"bool": {"filter": [{"bool": {"should": should, "minimum_should_match": 1}}]}}
 
 
 def _entry(source: Mapping[str, Any]) -> IndexEntry:

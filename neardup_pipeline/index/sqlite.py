@@ -8,6 +8,16 @@ processes never lose a count.
 Keys live in an indexed table (method, key) -> doc_id; signatures and metadata as JSON beside the
 document row. Writes are committed in batches (and at flush/close); lookups on the same
 connection see uncommitted writes, so read-after-write holds without a commit per page.
+
+Simhash (once the parameters are known): no key rows. `simhash_rows` keeps each document's
+fingerprint under a never-reused row number (the durable log), and lookups go to permuted sorted
+tables (index/permuted.py) in `<file>.simhash/` beside the database: a simhash-only lookup returns
+the documents within distance k, a lookup that also names other methods every document sharing a
+simhash key (the other methods' verification may use them, as on every backend). The tables hold
+rows up to their `upto`; rows above it (added since, or by another process: `PRAGMA data_version`
+tells) are read back into the in-memory delta, rows removed below it are listed in
+`simhash_dead`. Tables that do not match the file (another database, a restored backup) are
+rebuilt from `simhash_rows`, so the database file alone is the truth.
 """
 
 from __future__ import annotations
@@ -16,13 +26,16 @@ import json
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..simhash import block_keys
 from .base import IndexEntry, IndexError_, IndexParamsError, params_mismatch
+from .permuted import PermutedTables
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS params (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,6 +54,12 @@ CREATE INDEX IF NOT EXISTS keys_by_doc ON keys (doc_id);
 CREATE TABLE IF NOT EXISTS df (word INTEGER PRIMARY KEY, n INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS df_docs (doc_id TEXT PRIMARY KEY, words BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS df_count (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS simhash_rows (
+    row INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id TEXT NOT NULL UNIQUE,
+    fp INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS simhash_dead (row INTEGER PRIMARY KEY);
 """
 _LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
 
@@ -48,7 +67,14 @@ _LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
 class SqliteIndex:
     """Fingerprints in a SQLite file, safe to use from the pipeline's worker thread."""
 
-    def __init__(self, path: str | Path, *, commit_every: int = 1000, commit_seconds: float = 2.0):
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        commit_every: int = 1000,
+        commit_seconds: float = 2.0,
+        merge_min: int = 10_000,
+    ):
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -70,6 +96,15 @@ class SqliteIndex:
         self._last_commit = time.monotonic()
         self._commit_every = commit_every
         self._commit_seconds = commit_seconds
+        self._merge_min = merge_min
+        self._tables: PermutedTables | None = None  # simhash lookups, once the layout is known
+        self._keyed_simhash = False  # some simhash keys still live in `keys` (odd entries)
+        self._seen = 0  # highest simhash row read back from the database
+        self._data_version = -1
+        row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
+        if row is not None:
+            with self._lock:
+                self._open_tables(json.loads(row[0]))
 
     def ensure_params(self, params: Mapping[str, Any]) -> None:
         with self._lock:
@@ -80,6 +115,7 @@ class SqliteIndex:
                     (json.dumps(params, sort_keys=True),),
                 )
                 self._db.commit()
+                self._open_tables(params)
                 return
         diff = params_mismatch(json.loads(row[0]), params)
         if diff is not None:
@@ -89,15 +125,21 @@ class SqliteIndex:
             )
 
     def add(self, entry: IndexEntry) -> None:
-        rows = [
-            (method, key, entry.doc_id) for method, keys in entry.keys.items() for key in keys
-        ]
         with self._lock:
+            fingerprint = self._table_fingerprint(entry)
+            rows = [
+                (method, key, entry.doc_id)
+                for method, keys in entry.keys.items()
+                if method != "simhash" or fingerprint is None
+                for key in keys
+            ]
             self._db.execute("DELETE FROM keys WHERE doc_id = ?", (entry.doc_id,))
             self._db.execute(
                 "INSERT OR REPLACE INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)",
                 (entry.doc_id, json.dumps(entry.signatures), json.dumps(_keys_meta(entry))),
             )
+            if self._tables is not None:
+                self._table_add(entry, fingerprint)
             self._db.executemany(
                 "INSERT OR IGNORE INTO keys (method, key, doc_id) VALUES (?, ?, ?)", rows
             )
@@ -107,10 +149,16 @@ class SqliteIndex:
                 or time.monotonic() - self._last_commit > self._commit_seconds
             ):
                 self._commit()
+            if self._tables is not None and self._tables.needs_merge():
+                self._merge()
 
     def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
         found: set[str] = set()
         with self._lock:
+            if self._tables is not None and "simhash" in keys:
+                found |= self._table_candidates(keys)
+                if not self._keyed_simhash:
+                    keys = {m: v for m, v in keys.items() if m != "simhash"}
             for method, method_keys in keys.items():
                 unique = list(dict.fromkeys(method_keys))
                 for start in range(0, len(unique), _LOOKUP_CHUNK):
@@ -208,16 +256,178 @@ class SqliteIndex:
     def flush(self) -> None:
         with self._lock:
             self._commit()
+            if self._tables is not None and self._tables.needs_merge():
+                self._merge()
 
     def close(self) -> None:
         with self._lock:
             self._commit()
+            if self._tables is not None:
+                # the next open replays at most merge_min rows from SQL into the delta
+                if self._tables.pending >= self._tables.merge_min:
+                    self._merge()
+                self._tables.close()
             self._db.close()
+
+    # ------------------------------------------------------------------ simhash tables
+
+    def _open_tables(self, params: Mapping[str, Any]) -> None:
+        """Permuted tables for the simhash layout of `params` (none without simhash)."""
+        methods = params.get("methods")
+        simhash = methods.get("simhash") if isinstance(methods, Mapping) else None
+        if not isinstance(simhash, Mapping) or self._tables is not None:
+            return
+        tag = self._db.execute("SELECT value FROM params WHERE name = 'simhash_tables'").fetchone()
+        if tag is None:  # names this database in the tables' manifest
+            tag = (uuid.uuid4().hex,)
+            self._db.execute("INSERT INTO params (name, value) VALUES ('simhash_tables', ?)", tag)
+        directory = None if self.path == ":memory:" else Path(self.path).expanduser()
+        tables = PermutedTables(
+            int(simhash.get("blocks", 4)),
+            int(simhash.get("k", 3)),
+            directory.with_name(directory.name + ".simhash") if directory else None,
+            tag=str(tag[0]),
+            merge_min=self._merge_min,
+        )
+        issued = self._db.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'simhash_rows'"
+        ).fetchone()
+        if tables.upto > (int(issued[0]) if issued else 0):  # tables ahead of the file: stale
+            tables.reset()
+        self._tables = tables
+        for (row,) in self._db.execute(
+            "SELECT row FROM simhash_dead WHERE row <= ?", (tables.upto,)
+        ).fetchall():
+            tables.remove(row)
+        self._seen = tables.upto
+        self._sync(force=True)
+        self._adopt_keyed()
+        self._commit()
+
+    def _table_fingerprint(self, entry: IndexEntry) -> int | None:
+        """The entry's simhash, when the tables can answer for it: its keys are exactly the
+        layout's keys of its signature (anything else stays in `keys`, looked up as before)."""
+        tables = self._tables
+        keys, signature = entry.keys.get("simhash"), entry.signatures.get("simhash")
+        if tables is None or keys is None or not isinstance(signature, str):
+            return None
+        try:
+            fingerprint = int(signature, 16)
+        except ValueError:
+            return None
+        if not 0 <= fingerprint < 1 << 64:
+            return None
+        expected = block_keys(fingerprint, tables.blocks, tables.k)
+        return fingerprint if sorted(keys) == sorted(expected) else None
+
+    def _table_add(self, entry: IndexEntry, fingerprint: int | None) -> None:
+        assert self._tables is not None
+        for (old,) in self._db.execute(
+            "DELETE FROM simhash_rows WHERE doc_id = ? RETURNING row", (entry.doc_id,)
+        ).fetchall():
+            if old <= self._tables.upto:
+                self._db.execute("INSERT OR IGNORE INTO simhash_dead (row) VALUES (?)", (old,))
+            self._tables.remove(old)
+        if fingerprint is not None:
+            (row,) = self._db.execute(
+                "INSERT INTO simhash_rows (doc_id, fp) VALUES (?, ?) RETURNING row",
+                (entry.doc_id, _signed(fingerprint)),
+            ).fetchone()
+            self._tables.add(row, fingerprint)
+        elif "simhash" in entry.keys:
+            self._keyed_simhash = True
+
+    def _table_candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
+        """Exact neighbours for a simhash-only lookup, else every row sharing a simhash key."""
+        tables = self._tables
+        assert tables is not None
+        self._sync()
+        pairs, fingerprint = tables.decode_keys(keys["simhash"])
+        alone = not any(values for method, values in keys.items() if method != "simhash")
+        rows = tables.near(fingerprint) if alone and fingerprint is not None else tables.sharing(
+            pairs
+        )
+        found: set[str] = set()
+        for start in range(0, len(rows), _LOOKUP_CHUNK):
+            chunk = rows[start : start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                doc_id
+                for (doc_id,) in self._db.execute(
+                    f"SELECT doc_id FROM simhash_rows WHERE row IN ({marks})", chunk
+                )
+            )
+        return found
+
+    def _sync(self, force: bool = False) -> None:
+        """Read back simhash rows other connections committed since we last looked."""
+        assert self._tables is not None
+        version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+        if version == self._data_version and not force:
+            return
+        self._data_version = version
+        found = self._db.execute(
+            "SELECT row, fp FROM simhash_rows WHERE row > ? ORDER BY row", (self._seen,)
+        ).fetchall()
+        if not found:
+            return
+        rows = np.array([r for r, _ in found], dtype=np.int64)
+        fingerprints = np.array([f for _, f in found], dtype=np.int64).view(np.uint64)
+        fresh = np.array([not self._tables.in_delta(r) for r in rows.tolist()], dtype=bool)
+        rows, fingerprints = rows[fresh], fingerprints[fresh]
+        if rows.size >= self._tables.merge_threshold():  # a rebuild: sort in one go
+            self._tables.merge(rows, fingerprints)
+        else:
+            self._tables.add_many(rows, fingerprints)
+        self._seen = int(found[-1][0])
+
+    def _adopt_keyed(self) -> None:
+        """Move simhash keys written before the layout was known into the tables."""
+        assert self._tables is not None
+        ids = [r[0] for r in self._db.execute(
+            "SELECT DISTINCT doc_id FROM keys WHERE method = 'simhash'"
+        ).fetchall()]
+        for doc_id in ids:
+            row = self._db.execute(
+                "SELECT signatures, meta FROM docs WHERE doc_id = ?", (doc_id,)
+            ).fetchone()
+            if row is None:
+                continue
+            entry = IndexEntry(doc_id, json.loads(row[0]), json.loads(row[1]).get("_keys", {}))
+            fingerprint = self._table_fingerprint(entry)
+            if fingerprint is not None:
+                self._db.execute(
+                    "DELETE FROM keys WHERE doc_id = ? AND method = 'simhash'", (doc_id,)
+                )
+                self._table_add(entry, fingerprint)
+        self._keyed_simhash = self._db.execute(
+            "SELECT 1 FROM keys WHERE method = 'simhash' LIMIT 1"
+        ).fetchone() is not None
+
+    def _merge(self) -> None:
+        """Fold the delta into new sorted tables. Committed rows only (a crash must not leave
+        the tables ahead of the file), every committed row below the new `upto` included."""
+        assert self._tables is not None
+        self._commit()
+        self._sync(force=True)
+        gone = self._tables.tombstones()
+        self._tables.merge()
+        for start in range(0, len(gone), _LOOKUP_CHUNK):
+            chunk = gone[start : start + _LOOKUP_CHUNK]
+            self._db.execute(
+                f"DELETE FROM simhash_dead WHERE row IN ({','.join('?' * len(chunk))})", chunk
+            )
+        self._commit()
 
     def _commit(self) -> None:
         self._db.commit()
         self._pending = 0
         self._last_commit = time.monotonic()
+
+
+def _signed(value: int) -> int:
+    """A 64-bit fingerprint as SQLite's signed INTEGER."""
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def _rows(values: list[int]) -> list[tuple[int]]:

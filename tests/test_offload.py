@@ -1,0 +1,112 @@
+"""Fingerprinting in a child process: the same fingerprints, and a dead child is replaced."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from neardup_pipeline import Document, NearDupConfig
+from neardup_pipeline.fingerprint import Fingerprinter
+from neardup_pipeline.offload import FingerprintCrash, FingerprintWorkers, can_offload
+
+from .test_batch_lookup import corpus
+from .test_cli import neardup, write_jsonl
+from .test_crawl import assert_drop_outcome, crawl, crawl_settings, site
+from .test_fingerprint import ARTICLE
+
+__all__ = ["site"]  # the fixture, re-exported for pytest
+
+CONFIG = NearDupConfig()  # auto: simhash + bag
+
+
+@pytest.fixture(scope="module")
+def workers() -> Iterator[FingerprintWorkers]:
+    pool = FingerprintWorkers(CONFIG, processes=1)
+    pool.warm_up()
+    yield pool
+    pool.close()
+
+
+def same(a: Any, b: Any) -> bool:
+    if hasattr(a, "__dataclass_fields__"):
+        return all(same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    if isinstance(a, np.ndarray):
+        return bool(np.array_equal(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def test_child_fingerprints_equal_the_parents(workers: FingerprintWorkers) -> None:
+    local = Fingerprinter(CONFIG)
+    docs = [
+        Document("a", html=f"<html><title>T</title><body><p>{ARTICLE}</p></body></html>"),
+        Document("b", html=ARTICLE.encode("utf-8")),
+        Document("c", text="too short"),
+        Document("d", html=b"\xff\xfe<p>\x00broken</b></i>"),
+    ]
+    for doc in docs:
+        remote = workers.fingerprint(doc)
+        assert same(remote, local.fingerprint(doc)), doc.doc_id
+
+
+class _KillsTheChild:
+    """Unpickling this in the child ends the child process at once, as a libxml2 crash would."""
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        return (os._exit, (3,))
+
+
+def test_a_dead_child_is_reported_and_replaced(workers: FingerprintWorkers) -> None:
+    with pytest.raises(FingerprintCrash, match="poison"):
+        workers.fingerprint(Document("poison", html=_KillsTheChild()))  # type: ignore[arg-type]
+    fp = workers.fingerprint(Document("after", text=ARTICLE))
+    assert fp.status == "ok" and fp.doc_id == "after"
+
+
+def test_only_self_contained_methods_leave_the_process() -> None:
+    assert can_offload(NearDupConfig(methods=("simhash", "minhash", "bag")))
+    assert not can_offload(NearDupConfig(methods=("simhash", "rarewords")))
+    with pytest.raises(ValueError, match="need the index"):
+        FingerprintWorkers(NearDupConfig(methods=("anchors",)))
+
+
+@deferred_f_from_coro_f
+async def test_crawl_outcome_is_the_same_with_and_without_the_child(
+    site: str, tmp_path: Path
+) -> None:
+    outcomes = []
+    for processes in (0, 1):
+        settings = crawl_settings(
+            f"sqlite:{tmp_path / f'fp{processes}.sqlite'}", NEARDUP_FINGERPRINT_PROCESSES=processes
+        )
+        result = await crawl(site, settings)
+        assert_drop_outcome(result)
+        outcomes.append({path: exc.verdict for path, exc in result.dropped.items()})  # type: ignore[attr-defined]
+    in_thread, in_child = outcomes
+    assert {p: (v.duplicate_of, v.similarity) for p, v in in_thread.items()} == {
+        p: (v.duplicate_of, v.similarity) for p, v in in_child.items()
+    }
+
+
+def test_dedup_with_child_processes_keeps_the_output(tmp_path: Path) -> None:
+    rows = [{"id": d.doc_id, "text": d.text} for d in corpus()]
+    rows.insert(7, "not json")
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    outputs = []
+    for processes in ("0", "2"):
+        out = tmp_path / f"out-{processes}.jsonl"
+        run = neardup("dedup", str(source), "-o", str(out), "--batch", "16",
+                      "--processes", processes)
+        assert run.returncode == 1 and "skipped as unreadable" in run.stderr, run.stderr
+        outputs.append([json.loads(line) for line in out.read_text().splitlines()])
+    assert outputs[0] == outputs[1] and len(outputs[0]) == len(rows) - 1
+    refused = neardup("dedup", str(source), "--processes", "1", "--method", "rarewords")
+    assert refused.returncode == 2 and "without the index" in refused.stderr

@@ -1,0 +1,114 @@
+"""Re-crawl of a URL whose content changed, on every backend: the old fingerprint is replaced,
+cluster membership recomputed, no copy left pointing at content that no longer exists, and a page
+is never its own duplicate."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.fingerprint import Document
+from neardup_pipeline.index import FingerprintIndex, open_index
+from neardup_pipeline.verdict import Deduplicator, Verdict
+
+
+def text(seed: int, words: int = 300) -> str:
+    rng = random.Random(seed)
+    vocab = [f"{a}{b}" for a in ("alpha", "bravo", "delta", "gamma", "kilo", "lima", "oscar")
+             for b in ("ton", "ville", "berg", "ford", "stad", "mouth", "wick", "ham", "by")]
+    return " ".join(rng.choice(vocab) for _ in range(words))
+
+
+def edit(body: str, at: int, word: str = "zulufoxtrot") -> str:
+    """The same text with one word replaced: a near-duplicate for simhash (k=3)."""
+    words = body.split()
+    words[at] = word
+    return " ".join(words)
+
+
+A = text(1)
+OTHER = text(2)
+CHANGED = text(3)
+
+
+@pytest.fixture
+def dedup(backend_config: NearDupConfig) -> Iterator[Deduplicator]:
+    config = backend_config.replace(methods=("simhash",), language="en")
+    index = open_index(config.backend, config)
+    try:
+        yield Deduplicator(index, config)
+    finally:
+        index.close()
+
+
+def check(dedup: Deduplicator, doc_id: str, body: str) -> Verdict:
+    verdict = dedup.process(Document(doc_id, text=body, url=doc_id))
+    assert verdict.status == "ok"
+    assert verdict.duplicate_of != doc_id, "a page is never its own duplicate"
+    assert verdict.cluster is not None
+    return verdict
+
+
+def meta(index: FingerprintIndex, doc_id: str) -> dict[str, object]:
+    return dict(index.get([doc_id])[doc_id].meta)
+
+
+def test_unchanged_recrawl_keeps_every_verdict(dedup: Deduplicator) -> None:
+    check(dedup, "a", A)
+    assert check(dedup, "b", edit(A, 5)).duplicate_of == "a"
+    again_a = check(dedup, "a", A)
+    assert not again_a.is_duplicate and again_a.cluster == "a" and dedup.last_move is None
+    again_b = check(dedup, "b", edit(A, 5))
+    assert again_b.duplicate_of == "a" and again_b.cluster == "a"
+    assert dedup.index.count() == 2  # replaced, not added
+
+
+def test_changed_original_hands_its_cluster_to_the_next_copy(dedup: Deduplicator) -> None:
+    check(dedup, "a", A)
+    check(dedup, "b", edit(A, 5))
+    c = check(dedup, "c", edit(edit(A, 5), 9))
+    assert c.cluster == "a"
+    moved = check(dedup, "a", CHANGED)  # same URL, new content, like none of its old copies
+    assert not moved.is_duplicate and moved.cluster == "a"
+    assert dedup.last_move is not None
+    assert dedup.last_move.old_cluster == "a" and dedup.last_move.new_cluster == "b"
+    assert dedup.last_move.members == ("b", "c")
+    b_meta, c_meta = meta(dedup.index, "b"), meta(dedup.index, "c")
+    assert b_meta["cluster"] == "b" and b_meta["duplicate_of"] is None  # promoted
+    assert c_meta["cluster"] == "b" and c_meta["duplicate_of"] in ("a", "b")
+    if c.duplicate_of == "a":
+        assert c_meta["duplicate_of"] == "b"  # no copy names the content that is gone
+    # Later copies join the new original's cluster; the changed page stays on its own.
+    assert check(dedup, "d", edit(A, 5, "yankee")).cluster == "b"
+    assert check(dedup, "e", CHANGED).cluster == "a"
+    assert dedup.index.count() == 5
+
+
+def test_small_edit_of_an_original_keeps_its_cluster(dedup: Deduplicator) -> None:
+    check(dedup, "a", A)
+    check(dedup, "b", edit(A, 5))
+    again = check(dedup, "a", edit(A, 5, "yankee"))  # changed, still a near-copy of its copy
+    assert not again.is_duplicate and again.cluster == "a" and dedup.last_move is None
+    assert meta(dedup.index, "b")["cluster"] == "a"
+
+
+def test_changed_page_moves_to_the_cluster_it_now_matches(dedup: Deduplicator) -> None:
+    check(dedup, "a", A)
+    check(dedup, "b", edit(A, 5))
+    check(dedup, "x", OTHER)
+    now = check(dedup, "a", edit(OTHER, 3))  # the URL now carries a copy of x
+    assert now.duplicate_of == "x" and now.cluster == "x"
+    assert meta(dedup.index, "b")["cluster"] == "b"  # a's old copy is an original now
+    # and a copy of the changed page is never filed under a's old cluster
+    assert check(dedup, "y", edit(OTHER, 11)).cluster == "x"
+
+
+def test_changed_copy_leaves_its_cluster(dedup: Deduplicator) -> None:
+    check(dedup, "a", A)
+    check(dedup, "b", edit(A, 5))
+    left = check(dedup, "b", CHANGED)
+    assert not left.is_duplicate and left.cluster == "b" and dedup.last_move is None
+    assert meta(dedup.index, "a")["cluster"] == "a"
