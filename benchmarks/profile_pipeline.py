@@ -68,7 +68,8 @@ class TimedMethod:
 
     STAGE: ClassVar[dict[str, str]] = {
         "signature": "signatures", "keys": "signatures", "complete": "signatures",
-        "similarity": "verify", "is_duplicate": "verify", "containment": "verify",
+        "similarity": "verify", "is_duplicate": "verify", "judge": "verify",
+        "containment": "verify",
         "encode": "index", "decode": "index",
     }
 

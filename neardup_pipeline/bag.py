@@ -171,8 +171,14 @@ class BagMethod:
         return weighted_jaccard(a, b)
 
     def is_duplicate(self, a: BagSignature, b: BagSignature) -> bool:
-        return (
-            self.similarity(a, b) >= self.threshold
+        return self.judge(a, b)[1]
+
+    def judge(self, a: BagSignature, b: BagSignature) -> tuple[float, bool]:
+        """Similarity and verdict in one pass: the order and twin checks only run on a bag
+        that already matches."""
+        similarity = weighted_jaccard(a, b)
+        return similarity, (
+            similarity >= self.threshold
             and resemblance(a.order, b.order) >= self.order_threshold
             and not (self.topic_shift and topic_shift(a, b, self.max_words) >= self.topic_shift)
         )

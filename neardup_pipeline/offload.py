@@ -1,4 +1,5 @@
-"""Fingerprinting in child processes, so a crawler's own process keeps its core for Scrapy.
+"""Fingerprinting (and, on an embedded index, the whole check) in child processes, so a
+crawler's own process keeps its core for Scrapy.
 
 HTML parsing, normalisation and signatures are CPU work under the GIL: in the crawler's process
 they compete with the reactor thread for one interpreter. A child process computes the same
@@ -11,12 +12,14 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
+from .verdict import Deduplicator, Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +47,7 @@ class FingerprintWorkers:
             )
         self.config = config
         self.processes = processes
+        self._lock = threading.Lock()
         self._pool = self._start()
 
     def _start(self) -> ProcessPoolExecutor:
@@ -60,15 +64,37 @@ class FingerprintWorkers:
         """Start the children now (imports take a second) rather than on the first page."""
         self._pool.submit(_ping).result()
 
+    def submit(self, doc: Document) -> Future[Fingerprint]:
+        """Start fingerprinting `doc` in a child now (thread-safe); `result` collects it."""
+        return self._pool.submit(_fingerprint, doc)
+
+    def result(self, doc: Document, pending: Future[Fingerprint]) -> Fingerprint:
+        """The fingerprint `submit` started; FingerprintCrash if the child died (restarted)."""
+        try:
+            return pending.result()
+        except BrokenProcessPool as exc:
+            self._restart(f"a fingerprint process died on {doc.doc_id}")
+            raise FingerprintCrash(f"fingerprint process died on {doc.doc_id}") from exc
+
     def fingerprint(self, doc: Document) -> Fingerprint:
         """The document's fingerprint, computed in a child; FingerprintCrash if the child died."""
         try:
-            return self._pool.submit(_fingerprint, doc).result()
-        except BrokenProcessPool as exc:
-            logger.error("neardup: a fingerprint process died on %s; restarting it", doc.doc_id)
+            pending = self.submit(doc)
+        except BrokenProcessPool as exc:  # broken by an earlier page: start afresh
+            self._restart("fingerprint processes found dead")
+            raise FingerprintCrash(f"fingerprint process died before {doc.doc_id}") from exc
+        return self.result(doc, pending)
+
+    def _restart(self, why: str) -> None:
+        with self._lock:  # pages in flight all see the same broken pool: restart it once
+            try:
+                self._pool.submit(_ping)  # a broken pool refuses at once
+                return  # another page restarted it already
+            except BrokenProcessPool:
+                pass
+            logger.error("neardup: %s; restarting the fingerprint processes", why)
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = self._start()
-            raise FingerprintCrash(f"fingerprint process died on {doc.doc_id}") from exc
 
     def submit_many(self, docs: Sequence[Document]) -> Callable[[], list[Fingerprint]]:
         """Start fingerprinting `docs` across the children; the returned call waits for them, in
@@ -83,9 +109,7 @@ class FingerprintWorkers:
             try:
                 return [fp for future in futures for fp in future.result()]
             except BrokenProcessPool as exc:
-                logger.error("neardup: a fingerprint process died in a batch; restarting it")
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = self._start()
+                self._restart("a fingerprint process died in a batch")
                 raise FingerprintCrash("fingerprint process died in a batch") from exc
 
         return results
@@ -113,3 +137,97 @@ def _fingerprint(doc: Document) -> Fingerprint:
 
 def _fingerprint_all(docs: list[Document]) -> list[Fingerprint]:
     return [_fingerprint(doc) for doc in docs]
+
+
+def can_check_in_child(config: NearDupConfig) -> bool:
+    """Whether one child process can own the whole check: an embedded index (memory, SQLite),
+    self-contained methods, and no Elasticsearch pages index to keep beside it."""
+    embedded = config.backend == "memory" or config.backend.startswith("sqlite:")
+    return embedded and can_offload(config) and not config.pages_index
+
+
+class CheckProcess:
+    """One child process that owns the Deduplicator and its embedded index.
+
+    The crawler's process then only hands pages over and waits: fingerprinting, lookups and
+    verification all run on another core, without the reactor's GIL. One worker executes its
+    queue in order, so pages are checked in the order they were submitted (read-after-write
+    holds as on one thread). A child that dies is restarted on the same index file; a memory
+    index starts empty again, and writes not yet committed to SQLite are lost with it.
+    """
+
+    def __init__(self, config: NearDupConfig) -> None:
+        if not can_check_in_child(config):
+            raise ValueError("the whole check runs in a child only with an embedded index and "
+                             "self-contained methods")
+        self.config = config
+        self._lock = threading.Lock()
+        self._pool = self._start()
+
+    def _start(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+
+    def open(self) -> int:
+        """Open the index in the child (its errors, e.g. other parameters, are raised here);
+        the number of fingerprints it holds."""
+        return self._pool.submit(_checker_open, self.config).result()
+
+    def submit(self, doc: Document) -> Future[Verdict]:
+        """Queue `doc` for checking now (thread-safe; checked in submission order)."""
+        return self._pool.submit(_checker_process, doc)
+
+    def result(self, doc: Document, pending: Future[Verdict] | None) -> Verdict:
+        """The verdict `submit` queued; FingerprintCrash if the child died (it is restarted)."""
+        try:
+            return (pending or self.submit(doc)).result()
+        except BrokenProcessPool as exc:
+            self._restart(doc)
+            raise FingerprintCrash(f"check process died on {doc.doc_id}") from exc
+
+    def _restart(self, doc: Document) -> None:
+        with self._lock:  # pages in flight all see the same broken pool: restart it once
+            try:
+                self._pool.submit(_ping)
+                return
+            except BrokenProcessPool:
+                pass
+            logger.error("neardup: the check process died on %s; restarting it on %s",
+                         doc.doc_id, self.config.backend)
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._start()
+            self.open()
+
+    def close(self) -> None:
+        """Flush and close the index in the child, then stop it."""
+        try:
+            self._pool.submit(_checker_close).result()
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+_CHECKER: Deduplicator | None = None
+
+
+def _checker_open(config: NearDupConfig) -> int:
+    global _CHECKER
+    from .index import open_index  # the child's own index connection
+
+    index = open_index(config.backend, config)
+    try:
+        _CHECKER = Deduplicator(index, config)
+    except BaseException:
+        index.close()
+        raise
+    return index.count()
+
+
+def _checker_process(doc: Document) -> Verdict:
+    assert _CHECKER is not None, "index not opened in the child"
+    return _CHECKER.process(doc)
+
+
+def _checker_close() -> None:
+    global _CHECKER
+    if _CHECKER is not None:
+        checker, _CHECKER = _CHECKER, None
+        checker.index.close()

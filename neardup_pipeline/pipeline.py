@@ -1,8 +1,10 @@
 """Scrapy item pipeline: fingerprint each scraped page, look it up, then drop or tag it.
 
-Index I/O runs on one dedicated worker thread, so the reactor never blocks and index operations
-stay in page order (read-after-write holds without extra locking). Pages are fingerprinted in a
-child process (NEARDUP_FINGERPRINT_PROCESSES, self-contained methods), else on that thread.
+On an embedded index (memory, SQLite) with self-contained methods, one child process owns the whole
+check and takes pages in order (NEARDUP_FINGERPRINT_PROCESSES); the crawler's process only waits.
+Otherwise index I/O runs on one dedicated worker thread, so the reactor never blocks and index
+operations stay in page order (read-after-write holds without extra locking), and pages are
+fingerprinted in a child process, else on that thread.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import logging
 import time
 import uuid
 from collections import Counter
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Self, cast
 
 from itemadapter import ItemAdapter
@@ -24,7 +28,7 @@ from .canonical import page_date
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .index import IndexUnavailable, open_index
-from .offload import FingerprintWorkers, can_offload
+from .offload import CheckProcess, FingerprintWorkers, can_check_in_child, can_offload
 from .spool import Spool
 from .verdict import Deduplicator, Verdict
 
@@ -80,6 +84,7 @@ class NearDupPipeline:
         self._pages: PagesKeeper | None = None  # the content index (NEARDUP_PAGES_INDEX)
         self._promoted: set[str] = set()  # worker -> reactor: better copies to keep, not drop
         self._workers: FingerprintWorkers | None = None  # child processes that fingerprint
+        self._checker: CheckProcess | None = None  # a child that owns the whole check (embedded)
         self._warned_canonical = False
 
     @classmethod
@@ -100,6 +105,9 @@ class NearDupPipeline:
         self._shutdown_trigger = core.addSystemEventTrigger("during", "shutdown", self._pool.stop)
         if self.config.backend.startswith(("http://", "https://")):
             self._spool = Spool(self.config.spool_path)
+        if self.config.fingerprint_processes and can_check_in_child(self.config):
+            await self._open_checker()
+            return
         if self.config.fingerprint_processes and can_offload(self.config):
             await self._in_worker(self._start_workers)
         try:
@@ -121,8 +129,30 @@ class NearDupPipeline:
             )
         self._publish_counts()
 
+    async def _open_checker(self) -> None:
+        """An embedded index and self-contained methods: one child owns the whole check."""
+        self._checker = CheckProcess(self.config)
+        try:
+            stored = await self._in_worker(self._checker.open)
+        except BaseException:
+            await self.close_spider()
+            raise
+        logger.info(
+            "neardup: methods=%s action=%s backend=%s (%d fingerprints stored; checked in a "
+            "child process)", ",".join(self.config.method_names), self.config.action,
+            _redact(self.config.backend), stored,
+        )
+        self._publish_counts()
+
     async def close_spider(self) -> None:
         try:
+            if self._checker is not None:
+                checker, self._checker = self._checker, None
+                try:
+                    await self._in_worker(checker.close)
+                except Exception:
+                    self._inc("errors")
+                    logger.exception("neardup: closing the check process failed")
             if isinstance(self._dedup, AnchorsWarmup) and self._dedup.pages:
                 try:  # a crawl shorter than the warm-up: fit on what it saw
                     await self._in_worker(self._finish_warmup)
@@ -157,7 +187,12 @@ class NearDupPipeline:
                            self.config.html_field, self.config.text_field)
             return item
         try:
-            verdict = await self._in_worker(self._check, doc)
+            if self._checker is not None:  # queued now, checked in order in the child
+                queued = self._queue_check(doc)
+                verdict = await self._in_worker(self._checker.result, doc, queued)
+            else:  # fingerprinting starts now, in a child, while the worker decides
+                pending = self._submit(doc)
+                verdict = await self._in_worker(self._check, doc, pending)
         except Exception as exc:
             self._inc("errors")
             if self.config.on_error == "fail":
@@ -185,9 +220,30 @@ class NearDupPipeline:
         self._workers = FingerprintWorkers(self.config, self.config.fingerprint_processes)
         self._workers.warm_up()
 
-    def _fingerprint(self, doc: Document, fingerprinter: Fingerprinter) -> Fingerprint:
+    def _queue_check(self, doc: Document) -> Future[Verdict] | None:
+        """Reactor: queue the page in the check process (None: it died; the worker restarts it)."""
+        assert self._checker is not None
+        try:
+            return self._checker.submit(doc)
+        except BrokenProcessPool:
+            return None
+
+    def _submit(self, doc: Document) -> Future[Fingerprint] | None:
+        """Reactor: hand the page to a fingerprint process (None: fingerprint on the worker)."""
+        if self._workers is None:
+            return None
+        try:
+            return self._workers.submit(doc)
+        except BrokenProcessPool:  # a page killed the child: the worker restarts it
+            return None
+
+    def _fingerprint(
+        self, doc: Document, pending: Future[Fingerprint] | None, fingerprinter: Fingerprinter
+    ) -> Fingerprint:
         """Worker: the page's fingerprint, from a child process when there is one."""
         if self._workers is not None:
+            if pending is not None:
+                return self._workers.result(doc, pending)
             return self._workers.fingerprint(doc)
         return fingerprinter.fingerprint(doc, None)
 
@@ -245,18 +301,18 @@ class NearDupPipeline:
                 self._spool.close()
             self._snapshot()
 
-    def _check(self, doc: Document) -> Verdict:
+    def _check(self, doc: Document, pending: Future[Fingerprint] | None = None) -> Verdict:
         """Worker: the verdict, or while the server is away, "unchecked" and the spool."""
         try:
             if self._degraded_since is not None and not self._recover():
-                return self._spool_page(doc)
+                return self._spool_page(doc, pending)
             try:
-                return self._check_online(doc)
+                return self._check_online(doc, pending)
             except IndexUnavailable as exc:
                 if self._spool is None:
                     raise
                 self._enter_degraded(exc)
-                return self._spool_page(doc)
+                return self._spool_page(doc, pending)
         finally:
             self._snapshot()
 
@@ -292,11 +348,11 @@ class NearDupPipeline:
         logger.warning("neardup: Elasticsearch answers again; spool replayed")
         return True
 
-    def _spool_page(self, doc: Document) -> Verdict:
+    def _spool_page(self, doc: Document, pending: Future[Fingerprint] | None = None) -> Verdict:
         """Worker: fingerprint without the index (DF-based methods see no corpus) and spool."""
         fingerprinter = self._fingerprinter or getattr(self._dedup, "fingerprinter", None)
         assert fingerprinter is not None and self._spool is not None
-        fp = self._fingerprint(doc, fingerprinter)
+        fp = self._fingerprint(doc, pending, fingerprinter)
         if fp.status != "ok":
             return Verdict(doc.doc_id, "no_text", reason="no words to compare")
         self._spool.add_page(
@@ -358,10 +414,10 @@ class NearDupPipeline:
             for key, value in self._counts_view.items():
                 self.stats.set_value(STATS_PREFIX + key, value)
 
-    def _check_online(self, doc: Document) -> Verdict:
+    def _check_online(self, doc: Document, pending: Future[Fingerprint] | None = None) -> Verdict:
         assert self._dedup is not None
         if self._workers is not None and isinstance(self._dedup, Deduplicator):
-            fp: Fingerprint | None = self._workers.fingerprint(doc)
+            fp: Fingerprint | None = self._fingerprint(doc, pending, self._dedup.fingerprinter)
             assert fp is not None
             verdict = self._dedup.process_fingerprint(fp, doc.url)
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -46,6 +46,26 @@ class ClusterMove:
     members: tuple[str, ...]
 
 
+_DECODE_CACHE_SIZE = 2_000  # bounds memory: a 4,096-word bag decodes to ~50 KB
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable copy of stored (JSON-like) signatures; strings hash in C, once each."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def judge(method: Any, a: Any, b: Any) -> tuple[float, bool]:
+    """(similarity, near-duplicate?) of two signatures, in one pass where the method has one."""
+    one_pass = getattr(method, "judge", None)
+    if one_pass is not None:
+        return cast("tuple[float, bool]", one_pass(a, b))
+    return method.similarity(a, b), method.is_duplicate(a, b)
+
+
 @dataclass(frozen=True)
 class _Match:
     doc_id: str
@@ -68,6 +88,7 @@ class Deduplicator:
         self.index = index
         # An index made with other text rules, hashes or method parameters is refused here.
         index.ensure_params(self.fingerprinter.params())
+        self._decode_cache: dict[tuple[str, object], dict[str, Any]] = {}
         self._replays = [  # rarewords stream warm-up: young profiles are redone once, at its end
             WarmupReplay(name, m) for name, m in self.fingerprinter.methods.items()
             if isinstance(m, RarewordsMethod)
@@ -96,18 +117,16 @@ class Deduplicator:
             entry = stored[cand_id]
             if str(entry.meta.get("cluster") or cand_id) == fp.doc_id:
                 continue  # this page's own copies, recorded when it was first seen
-            cand_sigs = self.fingerprinter.decode(entry.signatures)
+            cand_sigs = self._decoded(entry)
             for name, method in self.fingerprinter.methods.items():
                 if name not in cand_sigs or name not in fp.signatures:
                     continue
-                sim = method.similarity(fp.signatures[name], cand_sigs[name])
+                sim, duplicate = judge(method, fp.signatures[name], cand_sigs[name])
                 scores[name] = max(scores.get(name, 0.0), sim)
                 warming_up = getattr(method, "warming_up", None)  # DF too young to decide on
                 if warming_up is not None and warming_up(fp.signatures[name]):
                     continue
-                if method.is_duplicate(fp.signatures[name], cand_sigs[name]) and (
-                    best is None or sim > best.similarity
-                ):
+                if duplicate and (best is None or sim > best.similarity):
                     cluster = str(entry.meta.get("cluster") or cand_id)
                     best = _Match(cand_id, cluster, name, sim)
         if best is None:
@@ -123,6 +142,18 @@ class Deduplicator:
             candidates=len(ids),
             reason=f"{best.method} similarity {best.similarity:.3f} to {best.doc_id}",
         )
+
+    def _decoded(self, entry: IndexEntry) -> dict[str, Any]:
+        """A stored entry's signatures, decoded once: the same originals are candidates again and
+        again (a site's copies), and base64 + JSON decoding is most of a verification."""
+        key = (entry.doc_id, _frozen(entry.signatures))  # a re-recorded entry is a new key
+        found = self._decode_cache.get(key)
+        if found is None:
+            found = self.fingerprinter.decode(entry.signatures)
+            if len(self._decode_cache) >= _DECODE_CACHE_SIZE:
+                self._decode_cache.pop(next(iter(self._decode_cache)))  # oldest first
+            self._decode_cache[key] = found
+        return found
 
     def record(self, fp: Fingerprint, verdict: Verdict, url: str | None = None) -> None:
         """Store a checked document so later pages are compared with it."""

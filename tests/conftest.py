@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,6 +44,16 @@ def es_url() -> str:
     finally:
         client.close()
     return url
+
+
+@pytest.fixture
+def es(es_url: str) -> Iterator[Any]:
+    """A plain client to look at the server behind the backend's back."""
+    from elasticsearch import Elasticsearch
+
+    client = Elasticsearch(es_url, request_timeout=30)
+    yield client
+    client.close()
 
 
 @pytest.fixture

@@ -122,16 +122,26 @@ def test_a_forwarding_wrapper_is_not_bypassed() -> None:
     assert candidates_many(view, [{"simhash": block_keys(7)}]) == [{"warm"}]  # type: ignore[arg-type]
 
 
-def test_dedup_batch_option_keeps_the_output(tmp_path: Path) -> None:
-    rows = [{"id": d.doc_id, "text": d.text} for d in corpus()]
+def dedup_outputs(tmp_path: Path, *options: list[str]) -> tuple[Path, list[list[object]]]:
+    """The corpus (with one unreadable line) through `neardup dedup` once per option list."""
+    rows: list[object] = [{"id": d.doc_id, "text": d.text} for d in corpus()]
     rows.insert(7, "not json")
     source = write_jsonl(tmp_path / "in.jsonl", rows)
-    outputs = []
-    for batch in ("1", "16"):
-        out = tmp_path / f"out-{batch}.jsonl"
-        run = neardup("dedup", str(source), "-o", str(out), "--batch", batch,
-                      "--backend", f"sqlite:{tmp_path / f'fp-{batch}.sqlite'}")
-        assert run.returncode == 1 and "skipped as unreadable" in run.stderr
+    outputs: list[list[object]] = []
+    for n, extra in enumerate(options):
+        out = tmp_path / f"out-{n}.jsonl"
+        run = neardup("dedup", str(source), "-o", str(out), *extra)
+        assert run.returncode == 1 and "skipped as unreadable" in run.stderr, run.stderr
         outputs.append([json.loads(line) for line in out.read_text().splitlines()])
-    assert outputs[0] == outputs[1] and len(outputs[0]) == len(rows) - 1
+        assert len(outputs[-1]) == len(rows) - 1
+    return source, outputs
+
+
+def test_dedup_batch_option_keeps_the_output(tmp_path: Path) -> None:
+    source, (one, sixteen) = dedup_outputs(
+        tmp_path,
+        ["--batch", "1", "--backend", f"sqlite:{tmp_path / 'fp-1.sqlite'}"],
+        ["--batch", "16", "--backend", f"sqlite:{tmp_path / 'fp-16.sqlite'}"],
+    )
+    assert one == sixteen
     assert neardup("dedup", str(source), "--batch", "0").returncode == 2

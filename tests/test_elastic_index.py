@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import socket
 import time
-from collections.abc import Iterator
 
 import pytest
 from elasticsearch import Elasticsearch
@@ -23,14 +22,6 @@ def entry(doc_id: str, keys: list[str], **meta: object) -> IndexEntry:
     return IndexEntry(
         doc_id, {"simhash": signature}, {"simhash": keys}, {"cluster": doc_id, **meta}
     )
-
-
-@pytest.fixture
-def es(es_url: str) -> Iterator[Elasticsearch]:
-    """A plain client to look at the server behind the backend's back."""
-    client = Elasticsearch(es_url, request_timeout=30)
-    yield client
-    client.close()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +13,18 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline import Document, NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
-from neardup_pipeline.offload import FingerprintCrash, FingerprintWorkers, can_offload
+from neardup_pipeline.index import MemoryIndex
+from neardup_pipeline.offload import (
+    CheckProcess,
+    FingerprintCrash,
+    FingerprintWorkers,
+    can_check_in_child,
+    can_offload,
+)
+from neardup_pipeline.verdict import Deduplicator
 
-from .test_batch_lookup import corpus
-from .test_cli import neardup, write_jsonl
+from .test_batch_lookup import corpus, dedup_outputs, outcome
+from .test_cli import neardup
 from .test_crawl import assert_drop_outcome, crawl, crawl_settings, site
 from .test_fingerprint import ARTICLE
 
@@ -97,16 +104,32 @@ async def test_crawl_outcome_is_the_same_with_and_without_the_child(
 
 
 def test_dedup_with_child_processes_keeps_the_output(tmp_path: Path) -> None:
-    rows = [{"id": d.doc_id, "text": d.text} for d in corpus()]
-    rows.insert(7, "not json")
-    source = write_jsonl(tmp_path / "in.jsonl", rows)
-    outputs = []
-    for processes in ("0", "2"):
-        out = tmp_path / f"out-{processes}.jsonl"
-        run = neardup("dedup", str(source), "-o", str(out), "--batch", "16",
-                      "--processes", processes)
-        assert run.returncode == 1 and "skipped as unreadable" in run.stderr, run.stderr
-        outputs.append([json.loads(line) for line in out.read_text().splitlines()])
-    assert outputs[0] == outputs[1] and len(outputs[0]) == len(rows) - 1
+    source, (here, children) = dedup_outputs(
+        tmp_path, ["--batch", "16", "--processes", "0"], ["--batch", "16", "--processes", "2"]
+    )
+    assert here == children
     refused = neardup("dedup", str(source), "--processes", "1", "--method", "rarewords")
     assert refused.returncode == 2 and "without the index" in refused.stderr
+
+
+def test_check_process_gives_the_in_process_verdicts_and_survives_a_crash(
+    tmp_path: Path,
+) -> None:
+    docs = corpus(seed=4)
+    config = NearDupConfig(backend=f"sqlite:{tmp_path / 'child.sqlite'}")
+    assert can_check_in_child(config)
+    assert not can_check_in_child(config.replace(backend="http://127.0.0.1:9200"))
+    assert not can_check_in_child(config.replace(pages_index="neardup-pages"))
+    local = Deduplicator(MemoryIndex(), config)
+    checker = CheckProcess(config)
+    try:
+        assert checker.open() == 0
+        queued = [checker.submit(doc) for doc in docs]  # all queued at once, checked in order
+        remote = [checker.result(doc, pending) for doc, pending in zip(docs, queued, strict=True)]
+        assert outcome(remote) == outcome([local.process(doc) for doc in docs])
+        with pytest.raises(FingerprintCrash, match="poison"):
+            checker.result(Document("poison", html=_KillsTheChild()), None)  # type: ignore[arg-type]
+        after = checker.result(Document(docs[0].doc_id + "-again", text=docs[0].text), None)
+        assert after.status == "ok"  # restarted on the same file
+    finally:
+        checker.close()

@@ -52,13 +52,6 @@ class Site:
 
 
 @pytest.fixture
-def es(es_url: str) -> Iterator[Elasticsearch]:
-    client = Elasticsearch(es_url, request_timeout=30)
-    yield client
-    client.close()
-
-
-@pytest.fixture
 def best(es_url: str, es_index_names: dict[str, str]) -> Iterator[Site]:
     site = Site(es_url, es_index_names, "best")
     yield site

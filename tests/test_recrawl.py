@@ -112,3 +112,21 @@ def test_changed_copy_leaves_its_cluster(dedup: Deduplicator) -> None:
     left = check(dedup, "b", CHANGED)
     assert not left.is_duplicate and left.cluster == "b" and dedup.last_move is None
     assert meta(dedup.index, "a")["cluster"] == "a"
+
+
+def test_a_re_recorded_entry_is_verified_with_its_new_signatures() -> None:
+    """Decoded signatures are cached per stored content: an entry written again under the same
+    id and metadata (a warm-up replay does that) must not be verified with its old ones."""
+    from neardup_pipeline.index import IndexEntry, MemoryIndex
+
+    config = NearDupConfig(methods=("simhash",), backend="memory")
+    dedup = Deduplicator(MemoryIndex(), config)
+    first = dedup.fingerprinter.fingerprint(Document("stored", text=text(1)))
+    probe = dedup.fingerprinter.fingerprint(Document("probe", text=text(1)))  # a copy
+    other = dedup.fingerprinter.fingerprint(Document("stored", text=text(2)))
+    meta = {"cluster": "stored", "added": 1.0}
+    dedup.index.add(IndexEntry("stored", dedup.fingerprinter.encode(first), first.keys, meta))
+    assert dedup.verdict_for(probe).duplicate_of == "stored"
+    # same id, same metadata, other content; the old keys too, so it stays a candidate
+    dedup.index.add(IndexEntry("stored", dedup.fingerprinter.encode(other), first.keys, meta))
+    assert dedup.verdict_for(probe).duplicate_of is None
