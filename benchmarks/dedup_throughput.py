@@ -1,9 +1,10 @@
-"""docs/s of `neardup dedup --method simhash` on the PostgreSQL manual pages, per backend.
+"""docs/s of `neardup dedup` on the PostgreSQL manual pages, per backend and process count.
 
-Runs the real command line on the 2,334 pages of ../shared/data (two releases) once per backend,
-in one process run so the ratios compare, and prints a table with the pairwise precision and
-recall of its clusters against the truth (same file name in the two releases, text identical or
-edited). Usage: python benchmarks/dedup_throughput.py [--es-url http://127.0.0.1:9200]
+Runs the real command line on the 2,334 pages of ../shared/data (two releases) once per backend
+and `--processes` value, in one run so the ratios compare, and prints a table with the pairwise
+precision and recall of its clusters against the truth (same file name in the two releases, text
+identical or edited). Usage: python benchmarks/dedup_throughput.py [--es-url URL]
+[--method simhash] [--processes 0 2]
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ def score(output: Path, pages: tuple[Page, ...]) -> tuple[float, float, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--es-url", help="Elasticsearch URL to include that backend")
+    parser.add_argument("--method", default="simhash", help="neardup dedup --method")
+    parser.add_argument("--processes", type=int, nargs="+", default=[0],
+                        help="child processes that fingerprint (one run per value)")
     args = parser.parse_args()
     pages = postgresql_pages()
     with tempfile.TemporaryDirectory() as tmp:
@@ -65,12 +69,15 @@ def main() -> int:
             backends["elasticsearch"] = args.es_url
         print(f"{len(pages)} pages, {corpus.stat().st_size / 1e6:.1f} MB of HTML; "
               f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
-        print("| backend | docs/s | seconds | precision | recall | false pairs |")
-        print("|---|---|---|---|---|---|")
-        for name, spec in backends.items():
-            output = Path(tmp) / f"{name}.jsonl"
+        print(f"method {args.method}")
+        print("| backend | processes | docs/s | seconds | precision | recall | false pairs |")
+        print("|---|---|---|---|---|---|---|")
+        for (name, base), processes in itertools.product(backends.items(), args.processes):
+            output = Path(tmp) / f"{name}-{processes}.jsonl"
+            spec = base.replace("fp.sqlite", f"fp-{processes}.sqlite")
             command = [sys.executable, "-m", "neardup_pipeline", "dedup", str(corpus),
-                       "--method", "simhash", "--backend", spec, "-o", str(output)]
+                       "--method", args.method, "--backend", spec, "-o", str(output),
+                       "--processes", str(processes)]
             env = None
             if name == "elasticsearch":
                 suffix = uuid.uuid4().hex[:8]
@@ -79,8 +86,8 @@ def main() -> int:
             subprocess.run(command, check=True, env=env)
             seconds = time.perf_counter() - start
             precision, recall, false_pairs = score(output, pages)
-            print(f"| {name} | {len(pages) / seconds:,.0f} | {seconds:.1f} | {precision:.4f} "
-                  f"| {recall:.4f} | {false_pairs} |")
+            print(f"| {name} | {processes} | {len(pages) / seconds:,.0f} | {seconds:.1f} "
+                  f"| {precision:.4f} | {recall:.4f} | {false_pairs} |")
     return 0
 
 
