@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -121,8 +122,15 @@ class FingerprintWorkers:
 _FINGERPRINTER: Fingerprinter | None = None
 
 
+def _ignore_sigint() -> None:
+    """Ctrl-C reaches the whole process group: the children leave the shutdown to the crawler,
+    which closes them in order (the index's last writes committed) instead of losing them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _init_child(config: NearDupConfig) -> None:
     global _FINGERPRINTER
+    _ignore_sigint()
     _FINGERPRINTER = Fingerprinter(config)
 
 
@@ -165,7 +173,10 @@ class CheckProcess:
         self._pool = self._start()
 
     def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_ignore_sigint,
+        )
 
     def open(self) -> int:
         """Open the index in the child (its errors, e.g. other parameters, are raised here);

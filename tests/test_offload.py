@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,26 @@ def test_check_process_gives_the_in_process_verdicts_and_survives_a_crash(
         assert after.status == "ok"  # restarted on the same file
     finally:
         checker.close()
+
+
+def test_ctrl_c_leaves_the_check_process_to_the_crawler(tmp_path: Path) -> None:
+    """SIGINT reaches the whole process group; the child must keep going so that the crawler's
+    own shutdown closes the index with its last writes committed."""
+    config = NearDupConfig(backend=f"sqlite:{tmp_path / 'fp.sqlite'}")
+    checker = CheckProcess(config)
+    try:
+        checker.open()
+        docs = corpus(seed=6)[:12]
+        for doc in docs:
+            checker.result(doc, checker.submit(doc))
+        child = checker._pool.submit(os.getpid).result()
+        os.kill(child, signal.SIGINT)
+        late = Document("late", text=docs[0].text)
+        assert checker.result(late, checker.submit(late)).duplicate_of == docs[0].doc_id
+    finally:
+        checker.close()
+    reopened = CheckProcess(config)
+    try:
+        assert reopened.open() >= 1  # committed at close, not lost
+    finally:
+        reopened.close()
