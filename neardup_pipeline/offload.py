@@ -70,21 +70,29 @@ class FingerprintWorkers:
         return self._pool.submit(_fingerprint, doc)
 
     def result(self, doc: Document, pending: Future[Fingerprint]) -> Fingerprint:
-        """The fingerprint `submit` started; FingerprintCrash if the child died (restarted)."""
+        """The fingerprint `submit` started. A dying child fails every page in flight: each is
+        tried once more in the restarted child, and only a page that kills that one too raises
+        FingerprintCrash."""
         try:
             return pending.result()
-        except BrokenProcessPool as exc:
-            self._restart(f"a fingerprint process died on {doc.doc_id}")
-            raise FingerprintCrash(f"fingerprint process died on {doc.doc_id}") from exc
+        except BrokenProcessPool:
+            self._restart(f"a fingerprint process died near {doc.doc_id}")
+        return self._last_try(doc)
 
     def fingerprint(self, doc: Document) -> Fingerprint:
-        """The document's fingerprint, computed in a child; FingerprintCrash if the child died."""
+        """The document's fingerprint, computed in a child (tried twice, as in `result`)."""
         try:
-            pending = self.submit(doc)
-        except BrokenProcessPool as exc:  # broken by an earlier page: start afresh
-            self._restart("fingerprint processes found dead")
-            raise FingerprintCrash(f"fingerprint process died before {doc.doc_id}") from exc
-        return self.result(doc, pending)
+            return self.submit(doc).result()
+        except BrokenProcessPool:
+            self._restart(f"a fingerprint process died near {doc.doc_id}")
+        return self._last_try(doc)
+
+    def _last_try(self, doc: Document) -> Fingerprint:
+        try:
+            return self.submit(doc).result()
+        except BrokenProcessPool as exc:
+            self._restart(f"a fingerprint process died on {doc.doc_id} twice")
+            raise FingerprintCrash(f"fingerprint process died on {doc.doc_id}") from exc
 
     def _restart(self, why: str) -> None:
         with self._lock:  # pages in flight all see the same broken pool: restart it once
@@ -188,12 +196,18 @@ class CheckProcess:
         return self._pool.submit(_checker_process, doc)
 
     def result(self, doc: Document, pending: Future[Verdict] | None) -> Verdict:
-        """The verdict `submit` queued; FingerprintCrash if the child died (it is restarted)."""
-        try:
-            return (pending or self.submit(doc)).result()
-        except BrokenProcessPool as exc:
-            self._restart(doc)
-            raise FingerprintCrash(f"check process died on {doc.doc_id}") from exc
+        """The verdict `submit` queued. A dying child fails every page queued behind it: each
+        is tried once more in the restarted child, and only a page that kills that one too
+        raises FingerprintCrash."""
+        for last_try in (False, True):
+            try:
+                return (pending if pending is not None else self.submit(doc)).result()
+            except BrokenProcessPool as exc:
+                self._restart(doc)
+                if last_try:
+                    raise FingerprintCrash(f"check process died on {doc.doc_id}") from exc
+                pending = None
+        raise AssertionError("unreachable")
 
     def _restart(self, doc: Document) -> None:
         with self._lock:  # pages in flight all see the same broken pool: restart it once

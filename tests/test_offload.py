@@ -157,3 +157,35 @@ def test_ctrl_c_leaves_the_check_process_to_the_crawler(tmp_path: Path) -> None:
         assert reopened.open() >= 1  # committed at close, not lost
     finally:
         reopened.close()
+
+
+def test_pages_queued_behind_a_poison_page_are_checked_again(tmp_path: Path) -> None:
+    """A dying child fails the whole queue behind it; only the page that kills it twice is an
+    error, the others get their verdicts from the restarted child."""
+    checker = CheckProcess(NearDupConfig(backend=f"sqlite:{tmp_path / 'fp.sqlite'}"))
+    workers = FingerprintWorkers(CONFIG, processes=1)
+    try:
+        checker.open()
+        docs = corpus(seed=8)[:6]
+        poison = Document("poison", html=_KillsTheChild())  # type: ignore[arg-type]
+        queue = [*docs[:2], poison, *docs[2:]]
+        queued = [checker.submit(doc) for doc in queue]
+        verdicts = []
+        for doc, pending in zip(queue, queued, strict=True):
+            if doc is poison:
+                with pytest.raises(FingerprintCrash, match="poison"):
+                    checker.result(doc, pending)
+            else:
+                verdicts.append(checker.result(doc, pending))
+        assert [v.doc_id for v in verdicts] == [d.doc_id for d in docs]
+        assert all(v.status == "ok" for v in verdicts)
+        started = [workers.submit(doc) for doc in queue]
+        for doc, pending in zip(queue, started, strict=True):
+            if doc is poison:
+                with pytest.raises(FingerprintCrash, match="poison"):
+                    workers.result(doc, pending)
+            else:
+                assert workers.result(doc, pending).doc_id == doc.doc_id
+    finally:
+        checker.close()
+        workers.close()
