@@ -31,6 +31,7 @@ SNOWBALL_LANGUAGES: dict[str, str] = {
 REQUIRED_LANGUAGES = ("en", "ru", "ca", "fa")
 
 _WORD = re.compile(r"\w+")
+_ASCII_WORD = re.compile(r"[a-z0-9_]+")
 # Persian/Arabic orthography: one canonical letter for each look-alike, no diacritics, no tatweel;
 # ZWNJ (half-space) joins the parts of one word, so it is removed rather than split on.
 _PERSIAN_FOLD = str.maketrans(
@@ -70,8 +71,11 @@ _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u200c\u200d]")
 def canonical_text(text: str) -> str:
     """NFKC + casefold + Persian/Arabic letter folding: the form every rule below reads."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    # translate() with a dict is slow on long texts: fold only texts in Arabic script.
-    return text.translate(_PERSIAN_FOLD) if _ARABIC_SCRIPT.search(text) else text
+    # translate() with a dict is slow on long texts: fold only texts in Arabic script (max() in
+    # C rules out most texts before the regex scan).
+    if text and max(text) >= "\u0600" and _ARABIC_SCRIPT.search(text):
+        return text.translate(_PERSIAN_FOLD)
+    return text
 
 
 def detect_language(text: str) -> str | None:
@@ -195,7 +199,9 @@ class Normalizer:
         """Canonical words of `text` (stop words removed, stems), in document order."""
         canon = canonical_text(text[: self.max_words * _CHARS_PER_WORD])
         limit = self.max_token_chars
-        tokens = _WORD.findall(canon)[: self.max_words * 2]  # room for the long ones dropped
+        # The same tokens: on ASCII text (casefolded) \w is [a-z0-9_], which matches 2.4x faster.
+        word = _ASCII_WORD if canon.isascii() else _WORD
+        tokens = word.findall(canon)[: self.max_words * 2]  # room for the long ones dropped
         if tokens and max(map(len, tokens)) > limit:
             tokens = [t for t in tokens if len(t) <= limit]
         del tokens[self.max_words :]
