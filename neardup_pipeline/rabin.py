@@ -36,6 +36,15 @@ class RabinHasher:
         self.polynomial = polynomial & _MASK
         self._table = _byte_shift_table(self.polynomial)
         self._np_table = np.array(self._table, dtype=np.uint64)
+        self._np_table16 = self._word_shift_table()
+
+    def _word_shift_table(self) -> U64Array:
+        """T16[t] = (t(x) * x^64) mod P for every 16-bit t: two bytes leave the register per step,
+        so extending by 64 bits takes 4 numpy rounds instead of 8 (512 KB, built in numpy)."""
+        h = np.arange(1 << 16, dtype=np.uint64) << np.uint64(48)  # t(x) * x^48
+        for _ in range(2):  # * x^16, one byte at a time with the byte table
+            h = (h << np.uint64(8)) ^ self._np_table[h >> np.uint64(56)]
+        return h
 
     def fingerprint(self, data: bytes) -> int:
         """f(M) = M(x) mod P, bytes read most significant bit first."""
@@ -50,8 +59,8 @@ class RabinHasher:
 
         f(M || v) = (f(M) * x^64 + v) mod P, computed for a whole array at once.
         """
-        table = self._np_table
-        eight, fifty_six = np.uint64(8), np.uint64(56)
-        for _ in range(8):
-            h = (h << eight) ^ table[h >> fifty_six]
+        table = self._np_table16
+        sixteen, forty_eight = np.uint64(16), np.uint64(48)
+        for _ in range(4):
+            h = (h << sixteen) ^ table[h >> forty_eight]
         return h ^ values
