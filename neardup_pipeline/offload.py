@@ -69,23 +69,19 @@ class FingerprintWorkers:
         """Start fingerprinting `doc` in a child now (thread-safe); `result` collects it."""
         return self._pool.submit(_fingerprint, doc)
 
-    def result(self, doc: Document, pending: Future[Fingerprint]) -> Fingerprint:
-        """The fingerprint `submit` started. A dying child fails every page in flight: each is
-        tried once more in the restarted child, and only a page that kills that one too raises
-        FingerprintCrash."""
+    def result(self, doc: Document, pending: Future[Fingerprint] | None) -> Fingerprint:
+        """The fingerprint `submit` started (None: start it now). A dying child fails every page
+        in flight: each is tried once more in the restarted child, and only a page that kills
+        that one too raises FingerprintCrash."""
         try:
-            return pending.result()
+            return (pending if pending is not None else self.submit(doc)).result()
         except BrokenProcessPool:
             self._restart(f"a fingerprint process died near {doc.doc_id}")
         return self._last_try(doc)
 
     def fingerprint(self, doc: Document) -> Fingerprint:
         """The document's fingerprint, computed in a child (tried twice, as in `result`)."""
-        try:
-            return self.submit(doc).result()
-        except BrokenProcessPool:
-            self._restart(f"a fingerprint process died near {doc.doc_id}")
-        return self._last_try(doc)
+        return self.result(doc, None)
 
     def _last_try(self, doc: Document) -> Fingerprint:
         try:

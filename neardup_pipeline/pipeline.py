@@ -242,9 +242,7 @@ class NearDupPipeline:
     ) -> Fingerprint:
         """Worker: the page's fingerprint, from a child process when there is one."""
         if self._workers is not None:
-            if pending is not None:
-                return self._workers.result(doc, pending)
-            return self._workers.fingerprint(doc)
+            return self._workers.result(doc, pending)
         return fingerprinter.fingerprint(doc, None)
 
     def _open_index(self) -> None:
