@@ -17,12 +17,14 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import TypeVar
 
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .verdict import Deduplicator, Verdict
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Methods whose signature is a function of the document alone.
 SELF_CONTAINED_METHODS = frozenset({"simhash", "minhash", "bag"})
@@ -37,7 +39,55 @@ def can_offload(config: NearDupConfig) -> bool:
     return set(config.method_names) <= SELF_CONTAINED_METHODS
 
 
-class FingerprintWorkers:
+class _ChildPool:
+    """Spawned child processes, restarted when one dies, with one retry rule for every task."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool = self._start()
+
+    def _start(self) -> ProcessPoolExecutor:
+        raise NotImplementedError
+
+    def _submit(self, fn: Callable[[Document], T], doc: Document) -> Future[T] | None:
+        """Start `fn(doc)` in a child now (thread-safe); None when the pool is broken (the
+        waiting side restarts it)."""
+        try:
+            return self._pool.submit(fn, doc)
+        except BrokenProcessPool:
+            return None
+
+    def _wait(self, fn: Callable[[Document], T], doc: Document, pending: Future[T] | None) -> T:
+        """The result of `fn(doc)` that `pending` started (None: start it now). A dying child
+        fails every task in flight: each is tried once more in the restarted pool, and only a
+        document that kills that one too raises FingerprintCrash."""
+        for last_try in (False, True):
+            try:
+                return (pending if pending is not None else self._pool.submit(fn, doc)).result()
+            except BrokenProcessPool as exc:
+                self._restart(f"a child process died on or near {doc.doc_id}")
+                if last_try:
+                    raise FingerprintCrash(f"child process died on {doc.doc_id}") from exc
+                pending = None
+        raise AssertionError("unreachable")
+
+    def _restart(self, why: str) -> None:
+        with self._lock:  # tasks in flight all see the same broken pool: restart it once
+            try:
+                self._pool.submit(_ping)  # a broken pool refuses at once
+                return  # another task restarted it already
+            except BrokenProcessPool:
+                pass
+            logger.error("neardup: %s; restarting it", why)
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._start()
+            self._restarted()
+
+    def _restarted(self) -> None:
+        """What a new pool needs before it takes tasks (nothing by default)."""
+
+
+class FingerprintWorkers(_ChildPool):
     """A pool of child processes, each with its own Fingerprinter for one configuration."""
 
     def __init__(self, config: NearDupConfig, processes: int = 1) -> None:
@@ -48,8 +98,7 @@ class FingerprintWorkers:
             )
         self.config = config
         self.processes = processes
-        self._lock = threading.Lock()
-        self._pool = self._start()
+        super().__init__()
 
     def _start(self) -> ProcessPoolExecutor:
         # spawn, not fork: the parent runs a reactor and threads that a forked child would copy
@@ -65,41 +114,17 @@ class FingerprintWorkers:
         """Start the children now (imports take a second) rather than on the first page."""
         self._pool.submit(_ping).result()
 
-    def submit(self, doc: Document) -> Future[Fingerprint]:
+    def submit(self, doc: Document) -> Future[Fingerprint] | None:
         """Start fingerprinting `doc` in a child now (thread-safe); `result` collects it."""
-        return self._pool.submit(_fingerprint, doc)
+        return self._submit(_fingerprint, doc)
 
     def result(self, doc: Document, pending: Future[Fingerprint] | None) -> Fingerprint:
-        """The fingerprint `submit` started (None: start it now). A dying child fails every page
-        in flight: each is tried once more in the restarted child, and only a page that kills
-        that one too raises FingerprintCrash."""
-        try:
-            return (pending if pending is not None else self.submit(doc)).result()
-        except BrokenProcessPool:
-            self._restart(f"a fingerprint process died near {doc.doc_id}")
-        return self._last_try(doc)
+        """The fingerprint `submit` started (None: start it now), tried twice (see `_wait`)."""
+        return self._wait(_fingerprint, doc, pending)
 
     def fingerprint(self, doc: Document) -> Fingerprint:
-        """The document's fingerprint, computed in a child (tried twice, as in `result`)."""
+        """The document's fingerprint, computed in a child."""
         return self.result(doc, None)
-
-    def _last_try(self, doc: Document) -> Fingerprint:
-        try:
-            return self.submit(doc).result()
-        except BrokenProcessPool as exc:
-            self._restart(f"a fingerprint process died on {doc.doc_id} twice")
-            raise FingerprintCrash(f"fingerprint process died on {doc.doc_id}") from exc
-
-    def _restart(self, why: str) -> None:
-        with self._lock:  # pages in flight all see the same broken pool: restart it once
-            try:
-                self._pool.submit(_ping)  # a broken pool refuses at once
-                return  # another page restarted it already
-            except BrokenProcessPool:
-                pass
-            logger.error("neardup: %s; restarting the fingerprint processes", why)
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = self._start()
 
     def submit_many(self, docs: Sequence[Document]) -> Callable[[], list[Fingerprint]]:
         """Start fingerprinting `docs` across the children; the returned call waits for them, in
@@ -158,7 +183,7 @@ def can_check_in_child(config: NearDupConfig) -> bool:
     return embedded and can_offload(config) and not config.pages_index
 
 
-class CheckProcess:
+class CheckProcess(_ChildPool):
     """One child process that owns the Deduplicator and its embedded index.
 
     The crawler's process then only hands pages over and waits: fingerprinting, lookups and
@@ -173,8 +198,7 @@ class CheckProcess:
             raise ValueError("the whole check runs in a child only with an embedded index and "
                              "self-contained methods")
         self.config = config
-        self._lock = threading.Lock()
-        self._pool = self._start()
+        super().__init__()
 
     def _start(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
@@ -182,41 +206,21 @@ class CheckProcess:
             initializer=_ignore_sigint,
         )
 
+    def _restarted(self) -> None:
+        self.open()  # the same index file, opened again by the new child
+
     def open(self) -> int:
         """Open the index in the child (its errors, e.g. other parameters, are raised here);
         the number of fingerprints it holds."""
         return self._pool.submit(_checker_open, self.config).result()
 
-    def submit(self, doc: Document) -> Future[Verdict]:
+    def submit(self, doc: Document) -> Future[Verdict] | None:
         """Queue `doc` for checking now (thread-safe; checked in submission order)."""
-        return self._pool.submit(_checker_process, doc)
+        return self._submit(_checker_process, doc)
 
     def result(self, doc: Document, pending: Future[Verdict] | None) -> Verdict:
-        """The verdict `submit` queued. A dying child fails every page queued behind it: each
-        is tried once more in the restarted child, and only a page that kills that one too
-        raises FingerprintCrash."""
-        for last_try in (False, True):
-            try:
-                return (pending if pending is not None else self.submit(doc)).result()
-            except BrokenProcessPool as exc:
-                self._restart(doc)
-                if last_try:
-                    raise FingerprintCrash(f"check process died on {doc.doc_id}") from exc
-                pending = None
-        raise AssertionError("unreachable")
-
-    def _restart(self, doc: Document) -> None:
-        with self._lock:  # pages in flight all see the same broken pool: restart it once
-            try:
-                self._pool.submit(_ping)
-                return
-            except BrokenProcessPool:
-                pass
-            logger.error("neardup: the check process died on %s; restarting it on %s",
-                         doc.doc_id, self.config.backend)
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = self._start()
-            self.open()
+        """The verdict `submit` queued (None: queue it now), tried twice (see `_wait`)."""
+        return self._wait(_checker_process, doc, pending)
 
     def close(self) -> None:
         """Flush and close the index in the child, then stop it."""

@@ -14,7 +14,6 @@ import time
 import uuid
 from collections import Counter
 from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Self, cast
 
 from itemadapter import ItemAdapter
@@ -188,10 +187,10 @@ class NearDupPipeline:
             return item
         try:
             if self._checker is not None:  # queued now, checked in order in the child
-                queued = self._queue_check(doc)
+                queued = self._checker.submit(doc)
                 verdict = await self._in_worker(self._checker.result, doc, queued)
             else:  # fingerprinting starts now, in a child, while the worker decides
-                pending = self._submit(doc)
+                pending = self._workers.submit(doc) if self._workers is not None else None
                 verdict = await self._in_worker(self._check, doc, pending)
         except Exception as exc:
             self._inc("errors")
@@ -219,23 +218,6 @@ class NearDupPipeline:
         """Worker: start the fingerprint processes now, not on the first page."""
         self._workers = FingerprintWorkers(self.config, self.config.fingerprint_processes)
         self._workers.warm_up()
-
-    def _queue_check(self, doc: Document) -> Future[Verdict] | None:
-        """Reactor: queue the page in the check process (None: it died; the worker restarts it)."""
-        assert self._checker is not None
-        try:
-            return self._checker.submit(doc)
-        except BrokenProcessPool:
-            return None
-
-    def _submit(self, doc: Document) -> Future[Fingerprint] | None:
-        """Reactor: hand the page to a fingerprint process (None: fingerprint on the worker)."""
-        if self._workers is None:
-            return None
-        try:
-            return self._workers.submit(doc)
-        except BrokenProcessPool:  # a page killed the child: the worker restarts it
-            return None
 
     def _fingerprint(
         self, doc: Document, pending: Future[Fingerprint] | None, fingerprinter: Fingerprinter
