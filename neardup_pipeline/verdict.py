@@ -253,7 +253,7 @@ class Deduplicator:
     def _matches_any(self, fp: Fingerprint, entries: Iterable[IndexEntry]) -> bool:
         """True when `fp` is a near-duplicate of one of `entries` under some method."""
         for entry in entries:
-            sigs = self.fingerprinter.decode(entry.signatures)
+            sigs = self._decoded(entry)
             for name, method in self.fingerprinter.methods.items():
                 if name in sigs and name in fp.signatures and method.is_duplicate(
                     fp.signatures[name], sigs[name]
