@@ -61,12 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="rarewords batch mode: count document frequencies over the whole input first",
     )
     dedup.add_argument(
-        "--batch", type=_positive, default=100, metavar="N",
+        "--batch", type=_at_least(1), default=100, metavar="N",
         help="look up N documents in one request (Elasticsearch msearch); same verdicts "
         "(default: 100; 1: one at a time)",
     )
     dedup.add_argument(
-        "--processes", type=int, default=0, metavar="N",
+        "--processes", type=_at_least(0), default=0, metavar="N",
         help="fingerprint in N child processes while this one does the lookups, in input order "
         "(simhash, minhash, bag, auto); same verdicts (default: 0, all in this process)",
     )
@@ -121,11 +121,16 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {number}")
-    return number
+def _at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer no smaller than `minimum`."""
+
+    def parse(value: str) -> int:
+        number = int(value)
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {number}")
+        return number
+
+    return parse
 
 
 def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
@@ -153,8 +158,6 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     )
     if args.df_pass and str(args.input) == "-":
         raise ConfigError("--df-pass reads the input twice: give a file, not stdin")
-    if args.processes < 0:
-        raise ConfigError("--processes must be >= 0")
     if args.processes and not can_offload(config):
         raise ConfigError("--processes needs methods that fingerprint without the index "
                           "(simhash, minhash, bag, auto)")
@@ -203,10 +206,10 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                 for batch in batches():
                     started = (batch, workers.submit_many(batch))
                     if pending is not None:
-                        emit(pending[0], _fingerprints_of(*pending))
+                        emit(pending[0], _fingerprints_of(pending[1]))
                     pending = started
                 if pending is not None:
-                    emit(pending[0], _fingerprints_of(*pending))
+                    emit(pending[0], _fingerprints_of(pending[1]))
         index.flush()
     finally:
         if workers is not None:
@@ -218,9 +221,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fingerprints_of(
-    batch: list[Document], results: Callable[[], list[Fingerprint]]
-) -> list[Fingerprint] | None:
+def _fingerprints_of(results: Callable[[], list[Fingerprint]]) -> list[Fingerprint] | None:
     """The children's fingerprints of a batch; None (fingerprint here) if a child died on it."""
     try:
         return results()
