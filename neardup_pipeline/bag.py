@@ -61,10 +61,18 @@ def bag_of(word_hashes: U64Array, max_words: int) -> tuple[U64Array, F32Array]:
     return words, weights
 
 
+def _aligned(
+    a: BagSignature, b: BagSignature
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64],
+           npt.NDArray[np.float64]]:
+    """Positions of the shared words in each bag, and both bags' weights as float64."""
+    _, ia, ib = np.intersect1d(a.words, b.words, assume_unique=True, return_indices=True)
+    return ia, ib, a.weights.astype(np.float64), b.weights.astype(np.float64)
+
+
 def weighted_jaccard(a: BagSignature, b: BagSignature) -> float:
     """sum(min(wa, wb)) / sum(max(wa, wb)) over the union of the two bags."""
-    _, ia, ib = np.intersect1d(a.words, b.words, assume_unique=True, return_indices=True)
-    wa, wb = a.weights.astype(np.float64), b.weights.astype(np.float64)
+    ia, ib, wa, wb = _aligned(a, b)
     common_min = np.minimum(wa[ia], wb[ib]).sum()
     common_max = np.maximum(wa[ia], wb[ib]).sum()
     union_max = common_max + (wa.sum() - wa[ia].sum()) + (wb.sum() - wb[ib].sum())
@@ -80,25 +88,25 @@ def topic_shift(a: BagSignature, b: BagSignature, max_words: int) -> float:
     side by about one unit (a word used once), and a copy under other chrome shifts one side
     only. Words beyond a truncated bag's sample are unknown, so they do not count as absent.
     """
-    _, ia, ib = np.intersect1d(a.words, b.words, assume_unique=True, return_indices=True)
-    wa, wb = a.weights.astype(np.float64), b.weights.astype(np.float64)
+    ia, ib, wa, wb = _aligned(a, b)
     shared = wa[ia] - wb[ib]
-    only_a = _exclusive_weights(a, ia, b, max_words)
-    only_b = _exclusive_weights(b, ib, a, max_words)
+    only_a = _exclusive_weights(wa, a, ia, b, max_words)
+    only_b = _exclusive_weights(wb, b, ib, a, max_words)
     a_leans = max(float(shared.max(initial=0.0)), float(only_a.max(initial=0.0)))
     b_leans = max(float((-shared).max(initial=0.0)), float(only_b.max(initial=0.0)))
     return min(a_leans, b_leans)
 
 
 def _exclusive_weights(
-    a: BagSignature, shared: npt.NDArray[np.intp], b: BagSignature, max_words: int
+    weights: npt.NDArray[np.float64], a: BagSignature, shared: npt.NDArray[np.intp],
+    b: BagSignature, max_words: int,
 ) -> npt.NDArray[np.float64]:
     """Weights of a's words absent from b (only below b's sample bound when b was truncated)."""
     mask = np.ones(a.words.size, dtype=bool)
     mask[shared] = False
     if b.words.size >= max_words:
         mask &= a.words <= b.words[-1]
-    return a.weights[mask].astype(np.float64)
+    return weights[mask]
 
 
 def band_keys(minimums: U64Array, bands: int) -> list[str]:
