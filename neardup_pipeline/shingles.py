@@ -74,10 +74,9 @@ class ShingleHasher:
             self._memo = (words, memo)
         found = memo.get(size)
         if found is None:
-            found = memo[size] = self._word_hashes(words) if size == 1 else self._shingles(
-                words, size
-            )
-        found.flags.writeable = False  # shared between methods: nobody may change it
+            found = self._word_hashes(words) if size == 1 else self._shingles(words, size)
+            found.flags.writeable = False  # shared between methods: nobody may change it
+            memo[size] = found
         return found
 
     def _shingles(self, words: Sequence[str], size: int) -> U64Array:
