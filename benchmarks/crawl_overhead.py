@@ -35,7 +35,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,8 +42,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from neardup_pipeline.crawl import serve_local
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 BRANCHING = 10
 _BODY = re.compile(rb"<body[^>]*>(.*)</body>", re.S | re.I)
@@ -113,16 +114,8 @@ def serve(site: dict[str, bytes]) -> Iterator[str]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="bench-site", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_local(Handler, "bench-site") as base:
+        yield f"{base}/index.html"
 
 
 # --- one crawl (the subprocess) ----------------------------------------------------------------

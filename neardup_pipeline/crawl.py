@@ -13,7 +13,7 @@ import functools
 import http.server
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -298,18 +298,29 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def _serve(root: Path) -> Iterator[str]:
-    """Serve `root` on 127.0.0.1 at a free port in a thread; yields the start URL."""
-    handler = functools.partial(_QuietHandler, directory=str(root))
+def serve_local(
+    handler: Callable[..., http.server.BaseHTTPRequestHandler], name: str = "local-site"
+) -> Iterator[str]:
+    """Serve with `handler` on 127.0.0.1 at a free port, in a thread; yields the base URL
+    (no trailing slash) and stops the server on the way out. The demo crawl, the tests' sites
+    and the crawl benchmark all serve this way."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="demo-site", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def _serve(root: Path) -> Iterator[str]:
+    """Serve `root` on 127.0.0.1 at a free port in a thread; yields the start URL."""
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    with serve_local(handler, "demo-site") as base:
+        yield f"{base}/index.html"
 
 
 @contextmanager

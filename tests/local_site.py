@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import http.server
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+
+from neardup_pipeline.crawl import serve_local
 
 
 @contextmanager
@@ -32,10 +33,5 @@ def serve_pages(pages: Mapping[str, tuple[str, bytes]], delay: float = 0.0) -> I
         def log_message(self, format: str, *args: Any) -> None:
             pass  # tests read outcomes, not access logs
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_local(Handler, "test-site") as base:
+        yield base
