@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from .minhash import FAMILY_VERSION, _fmix64, chunk_hashes, hash_family, min_hashes, resemblance
 from .rabin import U64Array
+from .rarewords import weighted_jaccard as weighted_set_jaccard
 from .shingles import ShingleHasher
 
 F32Array = npt.NDArray[np.float32]
@@ -61,22 +62,9 @@ def bag_of(word_hashes: U64Array, max_words: int) -> tuple[U64Array, F32Array]:
     return words, weights
 
 
-def _aligned(
-    a: BagSignature, b: BagSignature
-) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64],
-           npt.NDArray[np.float64]]:
-    """Positions of the shared words in each bag, and both bags' weights as float64."""
-    _, ia, ib = np.intersect1d(a.words, b.words, assume_unique=True, return_indices=True)
-    return ia, ib, a.weights.astype(np.float64), b.weights.astype(np.float64)
-
-
 def weighted_jaccard(a: BagSignature, b: BagSignature) -> float:
     """sum(min(wa, wb)) / sum(max(wa, wb)) over the union of the two bags."""
-    ia, ib, wa, wb = _aligned(a, b)
-    common_min = np.minimum(wa[ia], wb[ib]).sum()
-    common_max = np.maximum(wa[ia], wb[ib]).sum()
-    union_max = common_max + (wa.sum() - wa[ia].sum()) + (wb.sum() - wb[ib].sum())
-    return float(common_min / union_max) if union_max > 0 else 1.0
+    return weighted_set_jaccard(a.words, a.weights, b.words, b.weights)
 
 
 def topic_shift(a: BagSignature, b: BagSignature, max_words: int) -> float:
@@ -88,7 +76,8 @@ def topic_shift(a: BagSignature, b: BagSignature, max_words: int) -> float:
     side by about one unit (a word used once), and a copy under other chrome shifts one side
     only. Words beyond a truncated bag's sample are unknown, so they do not count as absent.
     """
-    ia, ib, wa, wb = _aligned(a, b)
+    _, ia, ib = np.intersect1d(a.words, b.words, assume_unique=True, return_indices=True)
+    wa, wb = a.weights.astype(np.float64), b.weights.astype(np.float64)
     shared = wa[ia] - wb[ib]
     only_a = _exclusive_weights(wa, a, ia, b, max_words)
     only_b = _exclusive_weights(wb, b, ib, a, max_words)
