@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from .canonical import POLICIES, CanonicalPolicy
 
@@ -22,6 +23,15 @@ KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash", "bag", "rarewords", "anc
 AUTO_METHODS: tuple[str, ...] = ("simhash", "bag")
 METHOD_CHOICES: tuple[str, ...] = ("auto", *KNOWN_METHODS)  # what a user may name
 DEFAULT_BACKEND = "sqlite:neardup.sqlite"
+
+
+def redact_backend(backend: str) -> str:
+    """A backend spec or URL fit for logs and messages: user:password replaced by ***."""
+    parts = urlsplit(backend)
+    if parts.username is None and parts.password is None:
+        return backend
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
 
 
 class ConfigError(ValueError):

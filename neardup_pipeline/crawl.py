@@ -190,7 +190,7 @@ def _print_summary(
     out: TextIO, start_url: str, config: Any, outcomes: list[Outcome], stats: dict[str, Any],
     *, demo: bool, fresh: bool,
 ) -> None:
-    from .pipeline import _redact
+    from .config import redact_backend
 
     origin = _origin(start_url)
 
@@ -201,7 +201,7 @@ def _print_summary(
 
     where = f"demo site served from {_demo_dir()} at {start_url}" if demo else start_url
     print(f"\nneardup crawl: {where}", file=out)
-    print(f"  backend {_redact(config.backend)}{' (fresh)' if fresh else ''}, "
+    print(f"  backend {redact_backend(config.backend)}{' (fresh)' if fresh else ''}, "
           f"action {config.action}, methods {','.join(config.method_names)}\n", file=out)
     nearest = _nearest_notes(outcomes, config) if demo or len(outcomes) <= NEAREST_LIMIT else {}
     width = max([len(short(o.url)) for o in outcomes] + [20])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .canonical import POLICIES
+from .config import redact_backend
 from .index.base import IndexError_
 from .stats import PageRecord, Summary, record_from_verdict, summarize
 
@@ -271,19 +272,13 @@ class _es_client:
             exists = bool(self._client.indices.exists(index=self.index))
         except (ApiError, TransportError) as exc:
             self._client.close()
-            raise IndexError_(f"Elasticsearch at {_redact(self.url)}: {exc}") from exc
+            raise IndexError_(f"Elasticsearch at {redact_backend(self.url)}: {exc}") from exc
         if not exists:
             self._client.close()
-            raise IndexError_(f"no pages index {self.index!r} at {_redact(self.url)} (crawl with "
-                              "NEARDUP_PAGES_INDEX set to fill it)")
+            raise IndexError_(f"no pages index {self.index!r} at {redact_backend(self.url)} "
+                              "(crawl with NEARDUP_PAGES_INDEX set to fill it)")
         return self._client
 
     def __exit__(self, *exc: object) -> None:
         if self._client is not None:
             self._client.close()
-
-
-def _redact(url: str) -> str:
-    from .index.elastic import _redact as redact  # no user:password in messages
-
-    return redact(url)

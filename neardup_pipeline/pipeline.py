@@ -24,7 +24,7 @@ from twisted.python.threadpool import ThreadPool
 
 from .anchors_warmup import AnchorsWarmup, WarmupReport, open_deduplicator, report_warmup
 from .canonical import page_date
-from .config import NearDupConfig
+from .config import NearDupConfig, redact_backend
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .index import IndexUnavailable, open_index
 from .offload import CheckProcess, FingerprintWorkers, can_check_in_child, can_offload
@@ -124,7 +124,7 @@ class NearDupPipeline:
             logger.info(
                 "neardup: methods=%s action=%s backend=%s (%d fingerprints stored)",
                 ",".join(self.config.method_names), self.config.action,
-                _redact(self.config.backend), await self._in_worker(self._count),
+                redact_backend(self.config.backend), await self._in_worker(self._count),
             )
         self._publish_counts()
 
@@ -139,7 +139,7 @@ class NearDupPipeline:
         logger.info(
             "neardup: methods=%s action=%s backend=%s (%d fingerprints stored; checked in a "
             "child process)", ",".join(self.config.method_names), self.config.action,
-            _redact(self.config.backend), stored,
+            redact_backend(self.config.backend), stored,
         )
         self._publish_counts()
 
@@ -512,11 +512,3 @@ class NearDupPipeline:
         assert self._pool is not None
         deferred = threads.deferToThreadPool(reactor, self._pool, func, *args)
         return await maybe_deferred_to_future(deferred)
-
-
-def _redact(backend: str) -> str:
-    """A backend spec fit for logs: no user:password in URLs."""
-    if "@" in backend and "://" in backend:
-        scheme, rest = backend.split("://", 1)
-        return f"{scheme}://***@{rest.split('@', 1)[1]}"
-    return backend

@@ -37,11 +37,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from elastic_transport import SerializationError, TransportError
 from elasticsearch import ApiError, BadRequestError, Elasticsearch, helpers
 
+from ..config import redact_backend
 from ..mappings import load_mapping
 from .base import IndexEntry, IndexError_, IndexParamsError, IndexUnavailable, params_mismatch
 from .memory import MemoryIndex
@@ -98,16 +98,6 @@ def _keys_field(method: str) -> str:
     if not _METHOD_NAME.match(method):
         raise IndexError_(f"method name {method!r} cannot name an Elasticsearch field")
     return f"{method}_keys"
-
-
-def _redact(url: str) -> str:
-    """The URL without user:password, safe to log."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def _now() -> str:
@@ -191,7 +181,7 @@ class ElasticIndex:
             kwargs["verify_certs"] = config.es_verify_certs
             if config.es_ca_certs:
                 kwargs["ca_certs"] = config.es_ca_certs
-        location = _redact(url)
+        location = redact_backend(url)
         log.info(
             "neardup: Elasticsearch fingerprint index %r at %s (auth: %s)",
             config.fingerprint_index,
