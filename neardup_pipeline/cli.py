@@ -18,6 +18,7 @@ from .config import KNOWN_METHODS, METHOD_CHOICES, ConfigError, NearDupConfig
 from .eval_cli import add_eval_command
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .hygiene_cli import SourceError, add_hygiene_commands
+from .idf_cli import add_idf_command
 from .index import open_index
 from .index.base import IndexError_
 from .offload import FingerprintCrash, FingerprintWorkers, can_offload
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     crawl_cmd.set_defaults(func=crawl.run)
     add_anchors_command(sub)
     add_eval_command(sub)
+    add_idf_command(sub)
     add_hygiene_commands(sub)
     return parser
 
@@ -106,6 +108,7 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
     parser.add_argument("--hash", choices=("rabin", "xxh64"), default="rabin")
     parser.add_argument("--k", type=int, default=3, help="simhash: max Hamming distance")
+    add_weighting_options(parser)
     parser.add_argument(
         "--threshold", type=float, default=0.8, help="minhash: resemblance (or containment) floor"
     )
@@ -119,6 +122,16 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
         "--mode", choices=("resemblance", "containment"), default="resemblance",
         help="containment: flag a document mostly contained in an earlier one (minhash)",
     )
+
+
+def add_weighting_options(parser: argparse.ArgumentParser) -> None:
+    """Simhash feature weights (shared by dedup, compare and eval)."""
+    parser.add_argument(
+        "--simhash-weighting", choices=("tf", "idf"), default="tf",
+        help="simhash feature weights: tf (default) or tf x idf from a frozen DF table",
+    )
+    parser.add_argument("--simhash-idf-model",
+                        help="simhash idf: DF table from `neardup idf fit` (eval: else the input)")
 
 
 def _at_least(minimum: int) -> Callable[[str], int]:
@@ -140,6 +153,8 @@ def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
         language=args.language,
         hash=args.hash,
         simhash_k=args.k,
+        simhash_weighting=args.simhash_weighting,
+        simhash_idf_model=args.simhash_idf_model,
         minhash_threshold=args.threshold,
         containment_threshold=args.threshold,
         minhash_exact=args.exact,

@@ -16,6 +16,7 @@ OnError = Literal["keep", "fail"]
 HashName = Literal["rabin", "xxh64"]
 Mode = Literal["resemblance", "containment"]
 Content = Literal["whole", "main"]
+Weighting = Literal["tf", "idf"]
 
 KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash", "bag", "rarewords", "anchors")
 # `auto`: simhash finds the near-identical cheaply; the word bag catches reordered blocks and a
@@ -75,6 +76,9 @@ class NearDupConfig:
     simhash_shingle: int = 3
     simhash_k: int = 3
     simhash_blocks: int = 4
+    # tf: each shingle occurrence weighs 1; idf: TF x IDF from a frozen DF table (idf.py)
+    simhash_weighting: Weighting = "tf"
+    simhash_idf_model: str | None = None  # the DF table (JSON) idf weighting reads
     # Broder shingles / MinHash (Zelenkov & Segalovich: 10-word shingles, 84 = 6 x 14)
     minhash_shingle: int = 10
     minhash_hashes: int = 84
@@ -149,6 +153,10 @@ class NearDupConfig:
             raise ConfigError("simhash_shingle must be >= 1")
         if not 0 <= self.simhash_k < self.simhash_blocks <= 64:
             raise ConfigError("simhash needs 0 <= k < blocks <= 64 (pigeonhole: blocks - k >= 1)")
+        if self.simhash_weighting not in ("tf", "idf"):
+            raise ConfigError(
+                f"simhash_weighting must be 'tf' or 'idf', got {self.simhash_weighting!r}"
+            )
         if self.minhash_shingle < 1 or self.minhash_supers < 2:
             raise ConfigError("minhash needs shingle >= 1 and at least 2 super-shingles")
         if self.minhash_hashes % self.minhash_supers:
@@ -258,7 +266,7 @@ class NearDupConfig:
         return cls.from_mapping(values)
 
 
-_OPTIONAL = {"language", "pages_index", "es_api_key", "es_ca_certs"}
+_OPTIONAL = {"simhash_idf_model", "language", "pages_index", "es_api_key", "es_ca_certs"}
 
 
 def _as_methods(value: Any) -> tuple[str, ...]:

@@ -24,6 +24,9 @@ def add_eval_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                          help="method to evaluate (repeatable; default: auto and every method)")
     command.add_argument("--content", choices=("whole", "main"), default=None,
                          help="text to fingerprint (default: the configuration's)")
+    from .cli import add_weighting_options
+
+    add_weighting_options(command)
     command.add_argument("--plot", type=Path, help="write the precision-recall plot (PNG) here")
     command.add_argument("--json", action="store_true", help="machine-readable output")
     command.set_defaults(func=cmd_eval)
@@ -44,7 +47,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if missing:
         print(f"neardup: {len(missing)} documents have no gold line and are not scored "
               f"(first: {missing[0]})", file=sys.stderr)
-    base = NearDupConfig() if args.content is None else NearDupConfig(content=args.content)
+    base = NearDupConfig(simhash_weighting=args.simhash_weighting,
+                         simhash_idf_model=args.simhash_idf_model)
+    if args.content is not None:
+        base = base.replace(content=args.content)
     reports = evaluate(documents, gold, args.method or list(METHOD_CHOICES), base)
     if args.plot:
         plot_precision_recall(reports, args.plot)

@@ -20,6 +20,7 @@ from typing import Any
 from .anchors import AnchorModel, fit_corpus
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
+from .idf import IdfTable, fit_texts
 from .index import MemoryIndex
 from .verdict import Deduplicator
 
@@ -154,6 +155,16 @@ def _anchors_model(documents: Sequence[Document], config: NearDupConfig) -> Anch
     return fit_corpus((reader.text_of(doc)[0] for doc in documents), config)
 
 
+def _idf_table(documents: Sequence[Document], config: NearDupConfig) -> IdfTable | None:
+    """Simhash idf weighting needs a frozen DF table: the configured one, else one fitted on
+    these documents (their words only: no gold label is read)."""
+    if (config.simhash_weighting != "idf" or "simhash" not in config.method_names
+            or config.simhash_idf_model):
+        return None
+    reader = Fingerprinter(config.replace(methods=("simhash",), simhash_weighting="tf"))
+    return fit_texts((reader.text_of(doc)[0] for doc in documents), config)
+
+
 def rekey(fp: Fingerprint, fingerprinter: Fingerprinter) -> Fingerprint:
     """The same signatures with the lookup keys of another parameter set (sweeps reuse work)."""
     keys = {name: fingerprinter.methods[name].keys(sig) for name, sig in fp.signatures.items()
@@ -183,7 +194,8 @@ def evaluate(
     for method in methods:
         config = base.replace(methods=(method,))
         model = _anchors_model(documents, config) if method == "anchors" else None
-        fingerprinter = Fingerprinter(config, model)
+        table = _idf_table(documents, config)
+        fingerprinter = Fingerprinter(config, model, table)
         fingerprints = (
             [fingerprinter.fingerprint(doc) for doc in documents]
             if method in SELF_CONTAINED else None
@@ -196,7 +208,7 @@ def evaluate(
             if parameter == "simhash_k":  # pigeonhole needs more blocks than bits allowed to differ
                 changes["simhash_blocks"] = max(config.simhash_blocks, int(value) + 1)
             swept = config.replace(**changes)
-            clusters = cluster(documents, swept, fingerprints, Fingerprinter(swept, model))
+            clusters = cluster(documents, swept, fingerprints, Fingerprinter(swept, model, table))
             scores = score(clusters, gold)
             sweep.append({"parameter": parameter, "value": value, **scores.as_dict()})
         reports.append(

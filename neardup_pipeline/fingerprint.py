@@ -10,6 +10,7 @@ from .anchors import AnchorModel
 from .config import NearDupConfig
 from .content import main_content_text
 from .extract import html_to_text
+from .idf import IdfTable
 from .methods import Method, build_methods
 from .normalize import Normalizer
 from .rarewords import CorpusStats
@@ -49,10 +50,13 @@ class Fingerprinter:
     """Computes every configured method's signature of a document."""
 
     def __init__(
-        self, config: NearDupConfig | None = None, anchors_model: AnchorModel | None = None
+        self,
+        config: NearDupConfig | None = None,
+        anchors_model: AnchorModel | None = None,
+        idf_table: IdfTable | None = None,
     ) -> None:
         self.config = config or NearDupConfig()
-        self.methods: dict[str, Method] = build_methods(self.config, anchors_model)
+        self.methods: dict[str, Method] = build_methods(self.config, anchors_model, idf_table)
         self.normalizer = Normalizer(
             self.config.language,
             remove_stopwords=self.config.remove_stopwords,

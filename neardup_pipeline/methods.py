@@ -7,8 +7,10 @@ from typing import Any, Protocol
 
 from .anchors import AnchorModel, anchors_method
 from .bag import BagMethod
-from .config import NearDupConfig
+from .config import ConfigError, NearDupConfig
+from .idf import IdfTable, IdfTableError
 from .minhash import MinhashMethod
+from .normalize import Normalizer
 from .rarewords import RarewordsMethod
 from .shingles import ShingleHasher
 from .simhash import SimhashMethod
@@ -44,10 +46,13 @@ class Method(Protocol):
 
 
 def build_methods(
-    config: NearDupConfig, anchors_model: AnchorModel | None = None
+    config: NearDupConfig,
+    anchors_model: AnchorModel | None = None,
+    idf_table: IdfTable | None = None,
 ) -> dict[str, Method]:
     """The configured methods, by name, in the order the configuration lists them (anchors:
-    `anchors_model`, else the file config.anchors_model names)."""
+    `anchors_model`, else the file config.anchors_model names; simhash idf weighting:
+    `idf_table`, else the file config.simhash_idf_model names)."""
     factories: dict[str, Callable[[], Method]] = {
         "bag": lambda: BagMethod(
             threshold=config.bag_threshold, bands=config.bag_bands,
@@ -55,7 +60,10 @@ def build_methods(
             topic_shift=config.bag_topic_shift,
         ),
         "simhash": lambda: SimhashMethod(
-            shingle=config.simhash_shingle, k=config.simhash_k, blocks=config.simhash_blocks
+            shingle=config.simhash_shingle, k=config.simhash_k, blocks=config.simhash_blocks,
+            weighting=config.simhash_weighting,
+            idf=simhash_idf_table(config, idf_table) if config.simhash_weighting == "idf"
+            else None,
         ),
         "minhash": lambda: MinhashMethod(
             shingle=config.minhash_shingle,
@@ -77,3 +85,23 @@ def build_methods(
         "anchors": lambda: anchors_method(config, anchors_model),
     }
     return {name: factories[name]() for name in config.method_names}
+
+
+def simhash_idf_table(config: NearDupConfig, table: IdfTable | None = None) -> IdfTable:
+    """The frozen DF table of simhash idf weighting: `table`, else config.simhash_idf_model;
+    refused when fitted with other text rules or another hash (its words would never match)."""
+    if table is None:
+        if not config.simhash_idf_model:
+            raise ConfigError(
+                "simhash idf weighting needs a frozen DF table: set NEARDUP_SIMHASH_IDF_MODEL "
+                "(or --simhash-idf-model) to a file made by `neardup idf fit` (weights that "
+                "followed the index's growing DF would break comparisons with stored fingerprints)"
+            )
+        table = IdfTable.load(config.simhash_idf_model)
+    normalizer = Normalizer(config.language, remove_stopwords=config.remove_stopwords,
+                            stem=config.stem, max_token_chars=config.max_token_chars)
+    try:
+        table.check(normalizer.params(), ShingleHasher(config.hash).params())
+    except IdfTableError as exc:
+        raise ConfigError(str(exc)) from exc
+    return table

@@ -1,5 +1,13 @@
 """Charikar's simhash over 64-bit shingle hashes, Hamming distance, and the block keys of
 Manku, Jain & Das Sarma (2007) that find every fingerprint within distance k.
+
+Feature weights: TF (each occurrence of a shingle counts once: the default) or TF x IDF, as
+Charikar's and Manku et al.'s weighted features allow. IDF comes from a frozen DF table of words
+(`idf.IdfTable`): word DF is what an index keeps, and a shingle's DF is bounded by the DF of each
+of its words (a page holding the shingle holds every one of its words), so the shingle's IDF is
+at least its rarest word's. We take that bound: exact for phrases whose words occur together
+(boilerplate, navigation), conservative otherwise, and it needs no shingle-level table (one entry
+per distinct shingle of the corpus, many times the vocabulary).
 """
 
 from __future__ import annotations
@@ -8,12 +16,16 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from .idf import IdfTable
 from .rabin import U64Array
 from .shingles import ShingleHasher
+
+Weighting = Literal["tf", "idf"]
 
 
 def simhash(hashes: U64Array, weights: npt.NDArray[np.floating] | None = None) -> int:
@@ -30,6 +42,16 @@ def simhash(hashes: U64Array, weights: npt.NDArray[np.floating] | None = None) -
         w = np.asarray(weights, dtype=np.float64)
         positive = 2 * (w @ bits) > w.sum()
     return int.from_bytes(np.packbits(positive).tobytes(), "big")
+
+
+def shingle_weights(word_idf: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.int64]:
+    """Weight of each overlapping `size`-word shingle: the largest IDF among its words (the
+    shingles of `ShingleHasher.shingle_hashes`: one over the whole text when it is shorter)."""
+    if word_idf.size == 0:
+        return np.empty(0, dtype=np.int64)
+    width = min(size, word_idf.size)
+    windows = np.lib.stride_tricks.sliding_window_view(word_idf, width)
+    return np.asarray(windows.max(axis=1), dtype=np.int64)
 
 
 def hamming(a: int, b: int) -> int:
@@ -74,13 +96,31 @@ class SimhashMethod:
     shingle: int = 3
     k: int = 3
     blocks: int = 4
+    weighting: Weighting = "tf"
+    idf: IdfTable | None = None  # the frozen DF table of `weighting="idf"`
     name: str = "simhash"
 
+    def __post_init__(self) -> None:
+        if self.weighting not in ("tf", "idf"):
+            raise ValueError(f"simhash weighting must be 'tf' or 'idf', got {self.weighting!r}")
+        if self.weighting == "idf" and self.idf is None:
+            raise ValueError("simhash idf weighting needs a DF table")
+
     def params(self) -> dict[str, object]:
-        return {"bits": 64, "shingle": self.shingle, "k": self.k, "blocks": self.blocks}
+        params: dict[str, object] = {
+            "bits": 64, "shingle": self.shingle, "k": self.k, "blocks": self.blocks,
+        }
+        if self.idf is not None and self.weighting == "idf":  # tf: the params of before
+            params["weighting"] = {"kind": "idf", "shingle_idf": "max-word", **self.idf.params()}
+        return params
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> int:
-        return simhash(hasher.shingle_hashes(words, self.shingle))
+        hashes = hasher.shingle_hashes(words, self.shingle)
+        if self.idf is None or self.weighting != "idf":
+            return simhash(hashes)
+        weights = shingle_weights(self.idf.idf(hasher.word_hashes(words)), self.shingle)
+        # integer weights in float64: sums below 2**53 are exact in any order (BLAS included)
+        return simhash(hashes, weights.astype(np.float64))
 
     def keys(self, fingerprint: int) -> list[str]:
         return block_keys(fingerprint, self.blocks, self.k)

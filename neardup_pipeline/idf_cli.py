@@ -1,0 +1,38 @@
+"""`neardup idf fit`: a frozen DF table for simhash idf weighting (NEARDUP_SIMHASH_IDF_MODEL)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from .anchors_cli import corpus_texts
+from .config import NearDupConfig
+from .idf import fit_texts
+
+
+def add_idf_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    idf = sub.add_parser("idf", help="frozen document frequencies (simhash idf weighting)")
+    actions = idf.add_subparsers(dest="idf_command", required=True)
+    fit_cmd = actions.add_parser("fit", help="count word DF over a corpus (JSONL or a folder)")
+    fit_cmd.add_argument("corpus", type=Path, help="JSONL {id, html|text} or a folder of HTML/text")
+    fit_cmd.add_argument("-o", "--output", type=Path, required=True, help="DF table (JSON)")
+    fit_cmd.add_argument("--min-df", type=int, default=2,
+                         help="store words in at least this many documents (others count as 1)")
+    fit_cmd.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
+    fit_cmd.add_argument("--hash", choices=("rabin", "xxh64"), default="rabin")
+    fit_cmd.add_argument("--content", choices=("whole", "main"), default="whole")
+    fit_cmd.set_defaults(func=cmd_idf_fit)
+
+
+def cmd_idf_fit(args: argparse.Namespace) -> int:
+    config = NearDupConfig(methods=("simhash",), language=args.language, hash=args.hash,
+                           content=args.content)
+    started = time.perf_counter()
+    table = fit_texts(corpus_texts(args.corpus, config), config, max(1, args.min_df))
+    table.save(args.output)
+    summary = {"table": str(args.output), "digest": table.digest, "documents": table.documents,
+               **table.stats, "seconds": round(time.perf_counter() - started, 3)}
+    print(json.dumps(summary, ensure_ascii=False))
+    return 0
