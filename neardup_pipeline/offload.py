@@ -17,8 +17,9 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TypeVar
+from typing import Generic, TypeVar
 
+from .childproc import OrderedChild
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .verdict import Deduplicator, Verdict
@@ -39,14 +40,17 @@ def can_offload(config: NearDupConfig) -> bool:
     return set(config.method_names) <= SELF_CONTAINED_METHODS
 
 
-class _ChildPool:
+Pool = TypeVar("Pool", ProcessPoolExecutor, OrderedChild)
+
+
+class _ChildPool(Generic[Pool]):
     """Spawned child processes, restarted when one dies, with one retry rule for every task."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pool = self._start()
+        self._pool: Pool = self._start()
 
-    def _start(self) -> ProcessPoolExecutor:
+    def _start(self) -> Pool:
         raise NotImplementedError
 
     def _submit(self, fn: Callable[[Document], T], doc: Document) -> Future[T] | None:
@@ -87,7 +91,7 @@ class _ChildPool:
         """What a new pool needs before it takes tasks (nothing by default)."""
 
 
-class FingerprintWorkers(_ChildPool):
+class FingerprintWorkers(_ChildPool[ProcessPoolExecutor]):
     """A pool of child processes, each with its own Fingerprinter for one configuration."""
 
     def __init__(self, config: NearDupConfig, processes: int = 1) -> None:
@@ -183,7 +187,7 @@ def can_check_in_child(config: NearDupConfig) -> bool:
     return embedded and can_offload(config) and not config.pages_index
 
 
-class CheckProcess(_ChildPool):
+class CheckProcess(_ChildPool[OrderedChild]):
     """One child process that owns the Deduplicator and its embedded index.
 
     The crawler's process then only hands pages over and waits: fingerprinting, lookups and
@@ -200,11 +204,13 @@ class CheckProcess(_ChildPool):
         self.config = config
         super().__init__()
 
-    def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_ignore_sigint,
-        )
+    def _start(self) -> OrderedChild:
+        return OrderedChild(initializer=_ignore_sigint)
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id (it changes when the child is restarted)."""
+        return self._pool.pid
 
     def _restarted(self) -> None:
         self.open()  # the same index file, opened again by the new child

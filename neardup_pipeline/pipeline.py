@@ -14,12 +14,14 @@ import time
 import uuid
 from collections import Counter
 from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Self, cast
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import threads
+from twisted.internet.defer import Deferred
 from twisted.python.threadpool import ThreadPool
 
 from .anchors_warmup import AnchorsWarmup, WarmupReport, open_deduplicator, report_warmup
@@ -187,8 +189,7 @@ class NearDupPipeline:
             return item
         try:
             if self._checker is not None:  # queued now, checked in order in the child
-                queued = self._checker.submit(doc)
-                verdict = await self._in_worker(self._checker.result, doc, queued)
+                verdict = await self._checked(doc, self._checker.submit(doc))
             else:  # fingerprinting starts now, in a child, while the worker decides
                 pending = self._workers.submit(doc) if self._workers is not None else None
                 verdict = await self._in_worker(self._check, doc, pending)
@@ -506,9 +507,39 @@ class NearDupPipeline:
         if self.stats is not None:
             self.stats.inc_value(STATS_PREFIX + key)
 
+    async def _checked(self, doc: Document, queued: Future[Verdict] | None) -> Verdict:
+        """The check process's verdict, handed to the reactor by the thread that receives it
+        (no worker-thread hop per page); a child that died is restarted and the page tried once
+        more, on the worker thread."""
+        assert self._checker is not None
+        if queued is not None:
+            try:
+                return cast(Verdict, await _on_reactor(queued))
+            except BrokenProcessPool:
+                pass
+        return cast(Verdict, await self._in_worker(self._checker.result, doc, queued))
+
     async def _in_worker(self, func: Callable[..., Any], *args: Any) -> Any:
         from twisted.internet import reactor
 
         assert self._pool is not None
         deferred = threads.deferToThreadPool(reactor, self._pool, func, *args)
         return await maybe_deferred_to_future(deferred)
+
+
+async def _on_reactor(future: Future[Any]) -> Any:
+    """Await a concurrent future from the reactor: its result is delivered by callFromThread."""
+    from twisted.internet import reactor
+
+    core: Any = reactor
+    deferred: Deferred[Any] = Deferred()
+
+    def deliver(done: Future[Any]) -> None:
+        error = done.exception()
+        if error is None:
+            core.callFromThread(deferred.callback, done.result())
+        else:
+            core.callFromThread(deferred.errback, error)
+
+    future.add_done_callback(deliver)
+    return await maybe_deferred_to_future(deferred)

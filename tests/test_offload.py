@@ -146,7 +146,8 @@ def test_ctrl_c_leaves_the_check_process_to_the_crawler(tmp_path: Path) -> None:
         docs = corpus(seed=6)[:12]
         for doc in docs:
             checker.result(doc, checker.submit(doc))
-        child = checker._pool.submit(os.getpid).result()
+        child = checker.pid
+        assert child is not None
         os.kill(child, signal.SIGINT)
         late = Document("late", text=docs[0].text)
         assert checker.result(late, checker.submit(late)).duplicate_of == docs[0].doc_id
