@@ -141,7 +141,7 @@ class BagMethod:
         a, b = self._family
         shingles = hasher.shingle_hashes(words, self.order_shingle)
         return BagSignature(
-            bag, weights, min_hashes(bag, a, b, assume_unique=True), min_hashes(shingles, a, b)
+            bag, weights, min_hashes(bag, a, b), min_hashes(shingles, a, b)
         )
 
     def keys(self, signature: BagSignature) -> list[str]:

@@ -43,24 +43,24 @@ def _fmix64(x: U64Array) -> U64Array:
         return x ^ (x >> np.uint64(33))
 
 
-def min_hashes(
-    shingles: U64Array, a: U64Array, b: U64Array, *, assume_unique: bool = False
-) -> U64Array:
+def min_hashes(shingles: U64Array, a: U64Array, b: U64Array) -> U64Array:
     """Per permutation, the minimum over all shingles (the document's MinHash signature).
 
     Each permutation is a*fmix64(x) + b mod 2^64 (a odd: a bijection). The finaliser runs once
     per shingle, not once per shingle and permutation: the minimum is decided by the high bits,
     which a multiply-add spreads from every bit of the well-mixed input (multiply-shift hashing).
+    A repeated shingle cannot change a minimum, so none is removed first (np.unique costs more
+    than the repeats).
     """
     result = np.full(a.shape, np.iinfo(np.uint64).max, dtype=np.uint64)
     if shingles.size == 0:
         return result
-    mixed = _fmix64(shingles if assume_unique else np.unique(shingles))
+    mixed = _fmix64(shingles)
     with np.errstate(over="ignore"):
-        for start in range(0, mixed.size, _CHUNK):
-            block = mixed[start : start + _CHUNK, None] * a
-            block += b
-            np.minimum(result, block.min(axis=0), out=result)
+        for start in range(0, mixed.size, _CHUNK):  # one row per permutation: min along rows
+            block = a[:, None] * mixed[None, start : start + _CHUNK]
+            block += b[:, None]
+            np.minimum(result, block.min(axis=1), out=result)
     return result
 
 

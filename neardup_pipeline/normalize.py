@@ -71,9 +71,9 @@ _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u200c\u200d]")
 def canonical_text(text: str) -> str:
     """NFKC + casefold + Persian/Arabic letter folding: the form every rule below reads."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    # translate() with a dict is slow on long texts: fold only texts in Arabic script (max() in
-    # C rules out most texts before the regex scan).
-    if text and max(text) >= "\u0600" and _ARABIC_SCRIPT.search(text):
+    # translate() with a dict is slow on long texts: fold only texts in Arabic script. isascii()
+    # rules most texts out for free; the regex scan is 2x faster than max() on the rest.
+    if not text.isascii() and _ARABIC_SCRIPT.search(text):
         return text.translate(_PERSIAN_FOLD)
     return text
 
