@@ -32,12 +32,14 @@ import http.server
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -95,8 +97,82 @@ def build_site(count: int) -> dict[str, bytes]:
     return site
 
 
+NGINX_CONF = """daemon off;
+worker_processes 1;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {prefix}/body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    default_type "text/html; charset=utf-8";
+    sendfile on;
+    keepalive_requests 100000;
+    server {{
+        listen 127.0.0.1:{port};
+        root {prefix}/site;
+    }}
+}}
+"""
+
+
+def serve(site: dict[str, bytes], server: str) -> AbstractContextManager[str]:
+    """The site on 127.0.0.1 from `server` ("nginx" or "python"); yields the start URL."""
+    return serve_nginx(site) if server == "nginx" else serve_python(site)
+
+
+def nginx_binary() -> str | None:
+    """Debian's nginx (`apt-get install nginx-light`), when installed."""
+    return shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
+
+
 @contextmanager
-def serve(site: dict[str, bytes]) -> Iterator[str]:
+def serve_nginx(site: dict[str, bytes]) -> Iterator[str]:
+    """Serve `site` from files with nginx (one worker, C, sendfile): a site's server is not the
+    crawler's to pay for, and a Python server on the same 2 cores takes most of one."""
+    binary = nginx_binary()
+    if binary is None:
+        raise SystemExit("nginx not found: apt-get install nginx-light, or --server python")
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = Path(tmp)
+        prefix.chmod(0o755)  # the worker runs as an unprivileged user when started by root
+        for path, body in site.items():
+            target = prefix / "site" / path.lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body)
+        for folder in ("site", "site/p"):
+            (prefix / folder).chmod(0o755)
+        with socket.socket() as probe:  # a free port (nginx cannot report the one it took)
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        conf = prefix / "nginx.conf"
+        conf.write_text(NGINX_CONF.format(prefix=prefix, port=port))
+        process = subprocess.Popen([binary, "-p", str(prefix), "-c", str(conf)],
+                                   stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        err = process.stderr.read().decode() if process.stderr else ""
+                        raise SystemExit(f"nginx did not start: {err[-500:]}") from None
+                    time.sleep(0.05)
+            yield f"http://127.0.0.1:{port}/index.html"
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+@contextmanager
+def serve_python(site: dict[str, bytes]) -> Iterator[str]:
     """Serve `site` from memory on 127.0.0.1 (free port); yields the start URL."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -175,7 +251,7 @@ def crawl(
 # --- report ------------------------------------------------------------------------------------
 
 
-def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int) -> str:
+def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server: str) -> str:
     base = next((r for r in runs if r["label"] == "off" and "error" not in r), None)
     lines = [
         "| mode | pages crawled | wall s | crawl s | pages/s | overhead (crawl time) "
@@ -198,7 +274,7 @@ def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int) -> str:
             f"| {overhead} | {r.get('neardup/checked') or '-'} "
             f"| {r.get('neardup/duplicates') or '-'} | {r.get('finish_reason')} |"
         )
-    return (f"{dt.date.today().isoformat()}: {pages:,}-page site on 127.0.0.1, "
+    return (f"{dt.date.today().isoformat()}: {pages:,}-page site on 127.0.0.1 served by {server}, "
             f"CONCURRENT_REQUESTS={concurrency}, {os.cpu_count()} cores\n\n" + "\n".join(lines))
 
 
@@ -212,6 +288,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="more 'on' runs with NEARDUP_METHODS set to each value")
     parser.add_argument("--in-thread", action="store_true",
                         help="one more 'on' run with NEARDUP_FINGERPRINT_PROCESSES=0")
+    parser.add_argument("--server", choices=("nginx", "python"),
+                        default="nginx" if nginx_binary() else "python",
+                        help="what serves the site: nginx (default when installed) or Python's "
+                             "ThreadingHTTPServer in this process")
     parser.add_argument("--child", metavar="START_URL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -223,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"[crawl] site: {args.pages:,} pages, {size:.0f} MB, built in "
           f"{time.perf_counter() - started:.1f}s", file=sys.stderr)
     runs = []
-    with serve(site) as start_url, tempfile.TemporaryDirectory() as tmp:
+    with serve(site, args.server) as start_url, tempfile.TemporaryDirectory() as tmp:
         modes: list[tuple[str, dict[str, str]]] = [("off", {"NEARDUP_ENABLED": "False"})]
         modes.append(("on (defaults)", {"NEARDUP_BACKEND": f"sqlite:{Path(tmp) / 'on.sqlite'}"}))
         if args.in_thread:
@@ -241,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run = crawl(label, start_url, env, args.concurrency, args.timeout)
             runs.append(run)
             print(f"[crawl] {label}: {json.dumps(run)[:400]}", file=sys.stderr, flush=True)
-    print(report(runs, args.pages, args.concurrency))
+    print(report(runs, args.pages, args.concurrency, args.server))
     return 0 if all("error" not in r for r in runs) else 1
 
 
