@@ -4,7 +4,7 @@ Corpora from ../shared/data: the PostgreSQL 15.18/15.20 manuals and the installa
 (English, Russian, Catalan; 9 architectures each). A pair counts as a true near-duplicate when the
 exact Jaccard resemblance of its 10-word shingle sets (canonical words: NFKC, casefold, stop words
 out, Snowball stems) is >= 0.8. Truth pairs are taken within the corpus's groups (same page name,
-same title) plus every pair a method predicts, each verified exactly; predicted pairs are all
+same section) plus every pair a method predicts, each verified exactly; predicted pairs are all
 pairs that share a cluster. Usage: python benchmarks/method_quality.py [--methods simhash minhash]
 """
 

@@ -5,7 +5,7 @@ Usage: python benchmarks/peers.py [--pages N] [--peers NAME ...] [--cache DIR] [
 Corpora (all real HTML):
 - postgresql: the 15.18 and 15.20 manuals from ../shared/data; gold = same page name.
 - guide-en: the English Debian installation guide (9 architectures) from ../shared/data;
-  gold = same title group (MANIFEST.csv).
+  gold = same section across the architectures (title_key; `corpora.guide_groups`).
 - apache2-doc: the Apache HTTP Server manual of two Debian releases of `apache2-doc` (all
   languages), fetched with `apt-get download` into --cache (outside the repository) and unpacked
   with `dpkg-deb -x`; gold = same path in both releases. Only regular files (the package's
@@ -93,7 +93,8 @@ def shared_corpora() -> list[Corpus]:
     )
     return [
         Corpus("postgresql", pg, "PostgreSQL 15.18 + 15.20 manuals; gold: same page name"),
-        Corpus("guide-en", guide, "installation guide, English, 9 architectures; gold: title"),
+        Corpus("guide-en", guide,
+               "installation guide, English, 9 architectures; gold: same section"),
     ]
 
 
