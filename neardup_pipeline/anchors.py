@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .config import ConfigError, NearDupConfig
+from .jsonfile import read_json_object
 from .normalize import Normalizer
 from .shingles import ShingleHasher
 
@@ -151,13 +152,7 @@ class AnchorModel:
 
     @classmethod
     def load(cls, path: str | Path) -> AnchorModel:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise AnchorModelError(f"cannot read anchors model {str(path)!r}: {exc}") from exc
-        if not isinstance(data, dict):
-            raise AnchorModelError(f"{path}: not a JSON object")
-        return cls.from_json(data)
+        return cls.from_json(read_json_object(path, AnchorModelError, "anchors model"))
 
     def bits(self, words: Sequence[str]) -> tuple[int, ...]:
         """Indices of the set bits: anchor word i with tf / max tf > threshold i."""

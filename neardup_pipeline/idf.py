@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .config import ConfigError, NearDupConfig
+from .jsonfile import read_json_object
 from .normalize import Normalizer
 from .rabin import U64Array
 from .shingles import ShingleHasher
@@ -164,13 +165,7 @@ class IdfTable:
 @lru_cache(maxsize=8)
 def _load_cached(path: str, mtime_ns: int, size: int) -> IdfTable:
     """One parse per file version: every Fingerprinter (and child process) loads the table."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise IdfTableError(f"cannot read DF table {path!r}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise IdfTableError(f"{path}: not a JSON object")
-    return IdfTable.from_json(data)
+    return IdfTable.from_json(read_json_object(path, IdfTableError, "DF table"))
 
 
 def quantised_idf(df: npt.NDArray[np.int64], documents: int) -> npt.NDArray[np.int64]:
