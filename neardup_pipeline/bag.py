@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from .minhash import FAMILY_VERSION, _fmix64, chunk_hashes, hash_family, min_hashes, resemblance
 from .rabin import U64Array
+from .rarewords import sorted_intersection
 from .rarewords import weighted_jaccard as weighted_set_jaccard
 from .shingles import ShingleHasher
 
@@ -76,7 +77,7 @@ def topic_shift(a: BagSignature, b: BagSignature, max_words: int) -> float:
     side by about one unit (a word used once), and a copy under other chrome shifts one side
     only. Words beyond a truncated bag's sample are unknown, so they do not count as absent.
     """
-    _, ia, ib = np.intersect1d(a.words, b.words, assume_unique=True, return_indices=True)
+    ia, ib = sorted_intersection(a.words, b.words)
     wa, wb = a.weights.astype(np.float64), b.weights.astype(np.float64)
     shared = wa[ia] - wb[ib]
     only_a = _exclusive_weights(wa, a, ia, b, max_words)
@@ -181,7 +182,7 @@ class BagMethod:
         )
 
     def explain(self, a: BagSignature, b: BagSignature) -> dict[str, object]:
-        shared = len(np.intersect1d(a.words, b.words, assume_unique=True))
+        shared = len(sorted_intersection(a.words, b.words)[0])
         return {
             "weighted_jaccard": round(weighted_jaccard(a, b), 4),
             "shared_words": shared, "words_a": int(a.words.size), "words_b": int(b.words.size),

@@ -103,13 +103,28 @@ def partition_keys(profile: U64Array, m: int) -> list[str]:
     return [f"{KEY_PREFIX}{int(h):016x}" for h in profile[:m]]
 
 
+def sorted_intersection(
+    a: U64Array, b: U64Array
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Positions (in a, in b) of the values two sorted, duplicate-free arrays share, in value
+    order: a binary search of the shorter in the longer (np.intersect1d sorts both again)."""
+    if a.size > b.size:
+        in_b, in_a = sorted_intersection(b, a)
+        return in_a, in_b
+    if a.size == 0:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    pos = np.minimum(np.searchsorted(b, a), b.size - 1)
+    hit = b[pos] == a
+    return np.flatnonzero(hit), pos[hit]
+
+
 def weighted_jaccard(
     a: U64Array, wa: F32Array, b: U64Array, wb: F32Array
 ) -> float:
     """sum(min) / sum(max) over the union of two weighted word sets (sorted hash arrays)."""
     if a.size == 0 and b.size == 0:
         return 1.0
-    _, ia, ib = np.intersect1d(a, b, assume_unique=True, return_indices=True)
+    ia, ib = sorted_intersection(a, b)
     shared_min = float(np.minimum(wa[ia], wb[ib]).sum(dtype=np.float64))
     shared_max = float(np.maximum(wa[ia], wb[ib]).sum(dtype=np.float64))
     only = float(wa.sum(dtype=np.float64) + wb.sum(dtype=np.float64)) - shared_min - shared_max
@@ -241,7 +256,7 @@ def shared_rare_words(
     limit: int = 10,
 ) -> list[str]:
     """The canonical words behind the shared profile hashes, heaviest first (for `compare`)."""
-    _, ia, ib = np.intersect1d(a.profile, b.profile, assume_unique=True, return_indices=True)
+    ia, ib = sorted_intersection(a.profile, b.profile)
     low = np.minimum(a.weights[ia], b.weights[ib]).tolist()
     weight = dict(zip(a.profile[ia].tolist(), low, strict=True))
     by_hash: dict[int, str] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -25,6 +26,10 @@ def _fail(message: str) -> None:
 
 def _die(code: int) -> None:
     os._exit(code)
+
+
+def _size(data: bytes) -> int:
+    return len(data)
 
 
 @pytest.fixture
@@ -96,3 +101,15 @@ def test_shutdown_waits_for_the_calls_already_queued(tmp_path: Path) -> None:
     assert (tmp_path / "late.txt").read_text().split() == [str(i) for i in range(20)]
     with pytest.raises(BrokenProcessPool):
         executor.submit(abs, 1)
+
+
+def test_a_busy_child_never_blocks_the_caller(child: OrderedChild) -> None:
+    """The pipe holds 64 KB: 40 MB submitted while the child sleeps wait in the backlog, and
+    are written in order once it reads again."""
+    child.submit(time.sleep, 2.0)
+    started = time.monotonic()
+    payloads = [bytes([i]) * 1_000_000 for i in range(40)]
+    futures = [child.submit(_size, payload) for payload in payloads]
+    assert time.monotonic() - started < 1.5  # submitted while the child still sleeps
+    assert [f.result(timeout=60) for f in futures] == [1_000_000] * 40
+    assert child.submit(abs, -7).result(timeout=30) == 7
