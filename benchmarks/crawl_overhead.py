@@ -2,14 +2,17 @@
 
 Usage: python benchmarks/crawl_overhead.py [--pages 10000] [--timeout 900] [--concurrency 16]
                                            [--extra-methods simhash ...] [--in-thread]
+                                           [--server nginx|python]
 
 Generates a site of --pages pages from the real pages of ../shared/data (the PostgreSQL 15.18 and
 15.20 manuals and the installation guide in all its languages: each page keeps its body, loses its
 own links, and gets a navigation block; pages beyond the source count reuse the sources in turn,
 so the site holds near-duplicates too). Page i links to its parent, to i+1 and to pages 10i+1 ..
-10i+10, so a breadth-first crawl from index.html reaches every page. The site is served by a
-ThreadingHTTPServer on 127.0.0.1 (in this process, from memory) and crawled by the bundled `site`
-spider in a subprocess, once per mode:
+10i+10, so a breadth-first crawl from index.html reaches every page. The site is served on
+127.0.0.1 by nginx from files (--server nginx, the default when Debian's nginx-light is installed:
+a site's server is not the crawler's to pay for) or by a ThreadingHTTPServer in this process
+(--server python, which takes a good part of one of the two cores), and crawled by the bundled
+`site` spider in a subprocess, once per mode:
 
 - off: NEARDUP_ENABLED=False (the add-on is registered, the pipeline is not loaded);
 - on: a fresh SQLite index, the default methods and action (pages fingerprinted in a child
