@@ -16,12 +16,22 @@ from .fingerprint import Document, Fingerprinter
 _TEXT_SUFFIXES = (".html", ".htm", ".xhtml", ".txt", ".text")
 
 
-def add_anchors_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    anchors = sub.add_parser("anchors", help="anchor-word models (Ilyinsky et al.)")
-    actions = anchors.add_subparsers(dest="anchors_command", required=True)
-    fit_cmd = actions.add_parser("fit", help="fit a model on a corpus (JSONL or a folder)")
+def add_fit_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, about: str,
+    fit_help: str, output_help: str,
+) -> argparse.ArgumentParser:
+    """`neardup NAME fit CORPUS -o OUTPUT`: the parser of a model fitted on a corpus."""
+    group = sub.add_parser(name, help=about)
+    actions = group.add_subparsers(dest=f"{name}_command", required=True)
+    fit_cmd = actions.add_parser("fit", help=fit_help)
     fit_cmd.add_argument("corpus", type=Path, help="JSONL {id, html|text} or a folder of HTML/text")
-    fit_cmd.add_argument("-o", "--output", type=Path, required=True, help="model file (JSON)")
+    fit_cmd.add_argument("-o", "--output", type=Path, required=True, help=output_help)
+    return fit_cmd
+
+
+def add_anchors_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    fit_cmd = add_fit_command(sub, "anchors", "anchor-word models (Ilyinsky et al.)",
+                              "fit a model on a corpus (JSONL or a folder)", "model file (JSON)")
     defaults = NearDupConfig()
     fit_cmd.add_argument("--words", type=int, default=defaults.anchors_words, help="N anchors")
     fit_cmd.add_argument("--min-df", type=int, default=defaults.anchors_min_df)

@@ -5,19 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
-from .anchors_cli import corpus_texts
+from .anchors_cli import add_fit_command, corpus_texts
 from .config import NearDupConfig
 from .idf import fit_texts
 
 
 def add_idf_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    idf = sub.add_parser("idf", help="frozen document frequencies (simhash idf weighting)")
-    actions = idf.add_subparsers(dest="idf_command", required=True)
-    fit_cmd = actions.add_parser("fit", help="count word DF over a corpus (JSONL or a folder)")
-    fit_cmd.add_argument("corpus", type=Path, help="JSONL {id, html|text} or a folder of HTML/text")
-    fit_cmd.add_argument("-o", "--output", type=Path, required=True, help="DF table (JSON)")
+    fit_cmd = add_fit_command(sub, "idf", "frozen document frequencies (simhash idf weighting)",
+                              "count word DF over a corpus (JSONL or a folder)", "DF table (JSON)")
     fit_cmd.add_argument("--min-df", type=int, default=2,
                          help="store words in at least this many documents (others count as 1)")
     fit_cmd.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
