@@ -9,6 +9,7 @@ Usage: python benchmarks/natural_gold.py OUT_DIR
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -29,8 +30,11 @@ def write(out: Path, name: str, pages: Sequence[Page]) -> None:
             gold.write(json.dumps({"id": page.doc_id, "group": page.group, "kind": None}) + "\n")
 
 
-def main() -> int:
-    out = Path(sys.argv[1])
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path, help="folder for one DOCS/GOLD pair per corpus")
+    out = parser.parse_args(argv).out
     write(out, "postgresql", postgresql_pages())
     guide = installation_guide_pages()
     for lang in ("en", "ru", "ca"):
