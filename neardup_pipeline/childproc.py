@@ -15,7 +15,6 @@ so callers keep one recovery rule for both.
 from __future__ import annotations
 
 import contextlib
-import logging
 import multiprocessing
 import os
 import pickle
@@ -29,7 +28,6 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar, cast
 
-logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _STOP = b""  # asks the child to leave once the calls before it are done
