@@ -18,7 +18,7 @@ from .config import KNOWN_METHODS, METHOD_CHOICES, ConfigError, NearDupConfig
 from .eval_cli import add_eval_command
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .hygiene_cli import SourceError, add_hygiene_commands
-from .idf_cli import add_idf_command
+from .idf_cli import add_idf_command, add_weighting_options
 from .index import open_index
 from .index.base import IndexError_
 from .offload import FingerprintCrash, FingerprintWorkers, can_offload
@@ -122,16 +122,6 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
         "--mode", choices=("resemblance", "containment"), default="resemblance",
         help="containment: flag a document mostly contained in an earlier one (minhash)",
     )
-
-
-def add_weighting_options(parser: argparse.ArgumentParser) -> None:
-    """Simhash feature weights (shared by dedup, compare and eval)."""
-    parser.add_argument(
-        "--simhash-weighting", choices=("tf", "idf"), default="tf",
-        help="simhash feature weights: tf (default) or tf x idf from a frozen DF table",
-    )
-    parser.add_argument("--simhash-idf-model",
-                        help="simhash idf: DF table from `neardup idf fit` (eval: else the input)")
 
 
 def _at_least(minimum: int) -> Callable[[str], int]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from .config import METHOD_CHOICES, NearDupConfig
 from .evaluate import MethodReport, evaluate, plot_precision_recall, read_gold
+from .idf_cli import add_weighting_options
 
 
 def add_eval_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,8 +25,6 @@ def add_eval_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                          help="method to evaluate (repeatable; default: auto and every method)")
     command.add_argument("--content", choices=("whole", "main"), default=None,
                          help="text to fingerprint (default: the configuration's)")
-    from .cli import add_weighting_options
-
     add_weighting_options(command)
     command.add_argument("--plot", type=Path, help="write the precision-recall plot (PNG) here")
     command.add_argument("--json", action="store_true", help="machine-readable output")

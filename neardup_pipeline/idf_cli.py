@@ -11,6 +11,16 @@ from .config import NearDupConfig
 from .idf import fit_texts
 
 
+def add_weighting_options(parser: argparse.ArgumentParser) -> None:
+    """Simhash feature weights (shared by dedup, compare and eval)."""
+    parser.add_argument(
+        "--simhash-weighting", choices=("tf", "idf"), default="tf",
+        help="simhash feature weights: tf (default) or tf x idf from a frozen DF table",
+    )
+    parser.add_argument("--simhash-idf-model",
+                        help="simhash idf: DF table from `neardup idf fit` (eval: else the input)")
+
+
 def add_idf_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fit_cmd = add_fit_command(sub, "idf", "frozen document frequencies (simhash idf weighting)",
                               "count word DF over a corpus (JSONL or a folder)", "DF table (JSON)")

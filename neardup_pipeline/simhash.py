@@ -16,16 +16,14 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from .config import Weighting
 from .idf import IdfTable
 from .rabin import U64Array
 from .shingles import ShingleHasher
-
-Weighting = Literal["tf", "idf"]
 
 
 def simhash(hashes: U64Array, weights: npt.NDArray[np.floating] | None = None) -> int:
