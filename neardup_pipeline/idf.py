@@ -87,22 +87,25 @@ class IdfTable:
         """Quantised IDF of a word not in the table (DF 1)."""
         return int(quantised_idf(np.ones(1, dtype=np.int64), self.documents)[0])
 
+    def _lookup(
+        self, values: npt.NDArray[np.int64], hashes: U64Array, missing: int
+    ) -> npt.NDArray[np.int64]:
+        """`values` (one per stored word) of each hash, in order; `missing` where not stored."""
+        if self.words.size == 0:
+            return np.full(hashes.size, missing, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.words, hashes), self.words.size - 1)
+        return np.where(self.words[at] == hashes, values[at], missing)
+
     def idf(self, word_hashes: U64Array) -> npt.NDArray[np.int64]:
         """Quantised IDF (x IDF_SCALE) of each word hash, in order."""
-        if self.words.size == 0:
-            return np.full(word_hashes.size, self.unseen, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self.words, word_hashes), self.words.size - 1)
-        return np.where(self.words[at] == word_hashes, self._idf[at], self.unseen)
+        return self._lookup(self._idf, word_hashes, self.unseen)
 
     # CorpusStats (rarewords): the frozen table stands wherever DF is read.
     def document_frequencies(
         self, word_hashes: Iterable[int], exclude: str | None = None
     ) -> dict[int, int]:
         hashes = np.fromiter((int(w) for w in word_hashes), dtype=np.uint64)
-        if self.words.size == 0:
-            return {int(w): 0 for w in hashes.tolist()}
-        at = np.minimum(np.searchsorted(self.words, hashes), self.words.size - 1)
-        found = np.where(self.words[at] == hashes, self.df[at], 0)
+        found = self._lookup(self.df, hashes, 0)
         return dict(zip(hashes.tolist(), found.tolist(), strict=True))
 
     def document_count(self, exclude: str | None = None) -> int:
