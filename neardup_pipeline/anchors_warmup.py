@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from .anchors import AnchorModel, fit, fit_settings, normalizer_for
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
-from .index.base import FingerprintIndex, IndexEntry
+from .index.base import FingerprintIndex, IndexEntry, Membership, memberships
 from .index.memory import MemoryIndex
 from .verdict import Deduplicator, Verdict
 
@@ -45,6 +45,10 @@ class _WarmupView:
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
         wanted = list(ids)
         return {**self.index.get(wanted), **self.memory.get(wanted)}
+
+    def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
+        wanted = list(ids)
+        return {**memberships(self.index, wanted), **self.memory.memberships(wanted)}
 
     def count(self) -> int:
         return self.index.count() + self.memory.count()

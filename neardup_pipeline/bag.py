@@ -171,6 +171,11 @@ class BagMethod:
     def is_duplicate(self, a: BagSignature, b: BagSignature) -> bool:
         return self.judge(a, b)[1]
 
+    def metric_floor(self) -> float:
+        """A duplicate's least weighted Jaccard; its distance is a metric (the order and twin
+        checks only narrow the match further)."""
+        return self.threshold
+
     def judge(self, a: BagSignature, b: BagSignature) -> tuple[float, bool]:
         """Similarity and verdict in one pass: the order and twin checks only run on a bag
         that already matches."""

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .fingerprint import Document, Fingerprint, Fingerprinter
-from .index.base import FingerprintIndex, IndexEntry
+from .index.base import FingerprintIndex, IndexEntry, Membership, memberships
 from .index.memory import MemoryIndex
 from .rarewords import CorpusStats
 
@@ -53,6 +53,9 @@ class PrefetchedIndex:
 
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
         return self.index.get(ids)
+
+    def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
+        return memberships(self.index, ids)
 
     def count(self) -> int:
         return self.index.count()

@@ -196,6 +196,11 @@ class MinhashMethod:
         limit = self.containment_threshold if self.containment_mode else self.threshold
         return self.similarity(a, b) >= limit
 
+    def metric_floor(self) -> float | None:
+        """A duplicate's least similarity, where 1 - similarity is a metric (the share of
+        unequal minimums, or Jaccard distance); containment is not symmetric."""
+        return None if self.containment_mode else self.threshold
+
     def containment(self, a: MinhashSignature, b: MinhashSignature) -> float | None:
         """|A n B| / |A| when shingle sets are known (exact mode), else None."""
         if a.shingles is None or b.shingles is None:

@@ -137,5 +137,9 @@ class SimhashMethod:
     def is_duplicate(self, a: int, b: int) -> bool:
         return hamming(a, b) <= self.k
 
+    def metric_floor(self) -> float:
+        """A duplicate's least similarity; 1 - similarity (Hamming distance / 64) is a metric."""
+        return 1.0 - self.k / 64.0
+
     def explain(self, a: int, b: int) -> dict[str, object]:
         return {"distance": hamming(a, b), "k": self.k}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -12,7 +12,15 @@ import numpy as np
 from .batch import PrefetchedFingerprints, PrefetchedIndex, batchable, freeze
 from .config import NearDupConfig
 from .fingerprint import Document, Fingerprint, Fingerprinter
-from .index.base import FingerprintIndex, IndexEntry, candidates_many
+from .index.base import (
+    FingerprintIndex,
+    IndexEntry,
+    Membership,
+    candidates_many,
+    membership_of,
+    memberships,
+    to_original_meta,
+)
 from .rarewords import RarewordsMethod, WarmupReplay
 
 VerdictStatus = Literal["ok", "no_text", "error", "unchecked"]
@@ -30,7 +38,12 @@ class Verdict:
     cluster: str | None = None  # id of the group's original (the document itself when new)
     scores: dict[str, float] = field(default_factory=dict)  # best similarity per method
     candidates: int = 0
+    verified: int = 0  # candidates compared signature by signature (verdict_for)
     reason: str = ""
+    # similarity per method to the cluster's original, and that original's content hash, when
+    # they were compared: stored with the page, so later lookups can skip it (beyond_reach)
+    to_original: dict[str, float] = field(default_factory=dict)
+    original_hash: str | None = None
 
     @property
     def is_duplicate(self) -> bool:
@@ -64,6 +77,46 @@ def judge(method: Any, a: Any, b: Any) -> tuple[float, bool]:
     if one_pass is not None:
         return cast("tuple[float, bool]", one_pass(a, b))
     return method.similarity(a, b), method.is_duplicate(a, b)
+
+
+def _cluster_queues(clusters: dict[str, str], own_id: str) -> dict[str, list[str]]:
+    """Candidates grouped by cluster, in the order they are verified: clusters by id, each
+    with its original first, then its other members by id. The page's own cluster (its
+    copies, recorded when it was first seen) is left out."""
+    queues: dict[str, list[str]] = {}
+    for doc_id, cluster in sorted(clusters.items()):
+        if cluster != own_id:
+            queues.setdefault(cluster, []).append(doc_id)
+    for cluster, members in queues.items():
+        if cluster in members:
+            members.remove(cluster)
+            members.insert(0, cluster)
+    return dict(sorted(queues.items()))
+
+
+_PRUNE_SLACK = 0.01  # stored bag weights are rounded to float16: bounds keep this margin
+
+
+def beyond_reach(
+    page_to_original: Mapping[str, float],
+    original_hash: str | None,
+    member: Membership,
+    floors: Mapping[str, float | None],
+) -> bool:
+    """True when no method can call the page a duplicate of `member`, by the triangle inequality
+    through the cluster's original: d(page, member) >= d(page, original) - d(member, original),
+    with d = 1 - similarity a metric for each method with a `metric_floor`. Every method must
+    be ruled out; one without a floor, or without both similarities, never is. The member's
+    similarity must have been measured against the original's present content."""
+    if not floors or original_hash is None or member.original_hash != original_hash:
+        return False
+    for name, floor in floors.items():
+        page, known = page_to_original.get(name), member.to_original.get(name)
+        if floor is None or page is None or known is None:
+            return False
+        if (1.0 - page) - (1.0 - known) <= (1.0 - floor) + _PRUNE_SLACK:
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -106,31 +159,57 @@ class Deduplicator:
         return self.verdict_for(fp), fp
 
     def verdict_for(self, fp: Fingerprint) -> Verdict:
-        """Verify every candidate sharing a lookup key; the most similar duplicate wins."""
+        """Verify the candidates sharing a lookup key, one cluster at a time.
+
+        A cluster's members are verified in turn, its original first, up to the first that
+        matches: the page then belongs to that cluster, and the other members (in a long crawl,
+        tens of copies of one text) need no verification. In a cluster whose original does not
+        match, the other members are verified too, so a page that resembles any one member is
+        still found; only a member the triangle inequality puts out of reach is skipped
+        (`beyond_reach`). Of the matched clusters, the most similar match wins. `scores` are
+        the best similarity per method among the pairs verified.
+        """
         ids = self.index.candidates(fp.keys)
         ids.discard(fp.doc_id)  # a page is never its own duplicate
-        stored = self.index.get(ids | {fp.doc_id})  # its own earlier entry too: re-crawl
-        self._previous = (fp.doc_id, stored.pop(fp.doc_id, None))
+        belongs = memberships(self.index, ids)
+        queues = _cluster_queues({i: m.cluster for i, m in belongs.items()}, fp.doc_id)
+        stored = self.index.get([*(members[0] for members in queues.values()), fp.doc_id])
+        self._previous = (fp.doc_id, stored.pop(fp.doc_id, None))  # its own entry: re-crawl
         scores: dict[str, float] = {}
-        best: _Match | None = None
-        for cand_id in sorted(stored):
-            entry = stored[cand_id]
-            if str(entry.meta.get("cluster") or cand_id) == fp.doc_id:
-                continue  # this page's own copies, recorded when it was first seen
-            cand_sigs = self._decoded(entry)
-            for name, method in self.fingerprinter.methods.items():
-                if name not in cand_sigs or name not in fp.signatures:
-                    continue
-                sim, duplicate = judge(method, fp.signatures[name], cand_sigs[name])
-                scores[name] = max(scores.get(name, 0.0), sim)
-                warming_up = getattr(method, "warming_up", None)  # DF too young to decide on
-                if warming_up is not None and warming_up(fp.signatures[name]):
-                    continue
-                if duplicate and (best is None or sim > best.similarity):
-                    cluster = str(entry.meta.get("cluster") or cand_id)
-                    best = _Match(cand_id, cluster, name, sim)
-        if best is None:
-            return Verdict(fp.doc_id, "ok", cluster=fp.doc_id, scores=scores, candidates=len(ids))
+        matches: dict[str, _Match] = {}
+        originals: dict[str, tuple[dict[str, float], str | None]] = {}  # page -> original
+        verified = 0
+        for cluster, members in queues.items():
+            entry = stored.get(members[0])
+            sims, match = self._verify(fp, entry, scores)
+            verified += bool(sims)
+            if match is not None:
+                matches[cluster] = match
+            if entry is not None and members[0] == cluster and sims:
+                originals[cluster] = (sims, entry.meta.get("content_hash"))
+        floors = {name: getattr(method, "metric_floor", lambda: None)()
+                  for name, method in self.fingerprinter.methods.items()
+                  if name in fp.signatures}
+        unmatched = {
+            cluster: [m for m in members[1:] if cluster not in originals
+                      or not beyond_reach(*originals[cluster], belongs[m], floors)]
+            for cluster, members in queues.items() if cluster not in matches
+        }
+        if any(unmatched.values()):
+            stored = self.index.get(m for members in unmatched.values() for m in members)
+            for cluster, members in unmatched.items():
+                for member in members:
+                    sims, match = self._verify(fp, stored.get(member), scores)
+                    verified += bool(sims)
+                    if match is not None:
+                        matches[cluster] = match
+                        break
+        if not matches:
+            return Verdict(fp.doc_id, "ok", cluster=fp.doc_id, scores=scores,
+                           candidates=len(ids), verified=verified)
+        cluster = max(matches, key=lambda c: matches[c].similarity)
+        best = matches[cluster]
+        to_original, original_hash = originals.get(cluster, ({}, None))
         return Verdict(
             fp.doc_id,
             "ok",
@@ -140,8 +219,34 @@ class Deduplicator:
             cluster=best.cluster,
             scores=scores,
             candidates=len(ids),
+            verified=verified,
             reason=f"{best.method} similarity {best.similarity:.3f} to {best.doc_id}",
+            to_original=to_original,
+            original_hash=original_hash,
         )
+
+    def _verify(
+        self, fp: Fingerprint, entry: IndexEntry | None, scores: dict[str, float]
+    ) -> tuple[dict[str, float], _Match | None]:
+        """Each method's similarity of `fp` to `entry` (also kept as the best in `scores`), and
+        the most similar method calling it a near-duplicate, if any."""
+        if entry is None or membership_of(entry).cluster == fp.doc_id:
+            return {}, None  # gone since the lookup, or one of this page's own copies
+        cand_sigs = self._decoded(entry)
+        sims: dict[str, float] = {}
+        best: _Match | None = None
+        for name, method in self.fingerprinter.methods.items():
+            if name not in cand_sigs or name not in fp.signatures:
+                continue
+            sim, duplicate = judge(method, fp.signatures[name], cand_sigs[name])
+            sims[name] = sim
+            scores[name] = max(scores.get(name, 0.0), sim)
+            warming_up = getattr(method, "warming_up", None)  # DF too young to decide on
+            if warming_up is not None and warming_up(fp.signatures[name]):
+                continue
+            if duplicate and (best is None or sim > best.similarity):
+                best = _Match(entry.doc_id, membership_of(entry).cluster, name, sim)
+        return sims, best
 
     def _decoded(self, entry: IndexEntry) -> dict[str, Any]:
         """A stored entry's signatures, decoded once: the same originals are candidates again and
@@ -168,6 +273,8 @@ class Deduplicator:
             "added": time.time(),
             "content_hash": fp.content_hash,  # re-crawl: tells a changed page from the same one
         }
+        if verdict.to_original:
+            meta["to_original"] = to_original_meta(verdict.to_original, verdict.original_hash)
         entry = IndexEntry(fp.doc_id, self.fingerprinter.encode(fp), fp.keys, meta)
         self.index.add(entry)
         for replay in self._replays:
@@ -213,7 +320,7 @@ class Deduplicator:
             old = previous[1]
         else:
             old = self.index.get([fp.doc_id]).get(fp.doc_id)
-        if old is None or str(old.meta.get("cluster") or fp.doc_id) != fp.doc_id:
+        if old is None or membership_of(old).cluster != fp.doc_id:
             return None
         old_hash = old.meta.get("content_hash")
         if old_hash == fp.content_hash or (
@@ -226,6 +333,7 @@ class Deduplicator:
         root = min(members.values(), key=lambda e: (float(e.meta.get("added") or 0), e.doc_id))
         for entry in members.values():
             meta = {**entry.meta, "cluster": root.doc_id}
+            meta.pop("to_original", None)  # measured against the original that left
             if entry.doc_id == root.doc_id:
                 meta.update(duplicate_of=None, similarity=None, method=None)
             elif meta.get("duplicate_of") == fp.doc_id:
@@ -245,7 +353,7 @@ class Deduplicator:
             ids = self.index.candidates(frontier.pop().keys) - seen
             seen |= ids
             for cand_id, entry in self.index.get(ids).items():
-                if str(entry.meta.get("cluster") or cand_id) == cluster:
+                if membership_of(entry).cluster == cluster:
                     found[cand_id] = entry
                     frontier.append(entry)
         return found

@@ -94,6 +94,54 @@ def candidates_many(
     return [index.candidates(k) for k in keys]
 
 
+@dataclass(frozen=True)
+class Membership:
+    """Where a stored document belongs: its cluster (the group's original) and, when the two
+    were compared, its similarity per method to that original and the content hash the
+    original had then (a changed original makes the similarities stale)."""
+
+    cluster: str
+    to_original: Mapping[str, float] = field(default_factory=dict)
+    original_hash: str | None = None
+
+
+def membership_of(entry: IndexEntry) -> Membership:
+    """An entry's membership, read from its metadata (an original is its own cluster)."""
+    return membership_from(entry.doc_id, entry.meta.get("cluster"), entry.meta.get("to_original"))
+
+
+def membership_from(doc_id: str, cluster: object, to_original: object) -> Membership:
+    """A membership from stored values: `to_original` as `to_original_meta` wrote it."""
+    cluster_id = str(cluster or doc_id)
+    if not isinstance(to_original, Mapping):
+        return Membership(cluster_id)
+    similarity = to_original.get("similarity")
+    return Membership(
+        cluster_id,
+        {str(k): float(v) for k, v in similarity.items()} if isinstance(similarity, Mapping)
+        else {},
+        str(to_original.get("content_hash") or "") or None,
+    )
+
+
+def to_original_meta(similarity: Mapping[str, float], original_hash: str | None) -> dict[str, Any]:
+    """The stored form of a member's similarity to its cluster's original."""
+    return {"content_hash": original_hash, "similarity": dict(similarity)}
+
+
+def memberships(index: FingerprintIndex, ids: Iterable[str]) -> dict[str, Membership]:
+    """Membership of each stored id, unknown ids left out: one light lookup on a backend with a
+    `memberships` method (no signatures read), else `get`.
+
+    Looked up on the class, like `candidates_many`, so a forwarding wrapper is not bypassed.
+    """
+    light = getattr(type(index), "memberships", None)
+    if light is not None:
+        found: dict[str, Membership] = light(index, ids)
+        return found
+    return {doc_id: membership_of(entry) for doc_id, entry in index.get(ids).items()}
+
+
 def params_mismatch(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str | None:
     """A readable description of how two parameter sets differ, or None when they agree."""
     a = json.loads(json.dumps(stored, sort_keys=True))

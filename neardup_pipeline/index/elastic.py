@@ -43,7 +43,15 @@ from elasticsearch import ApiError, BadRequestError, Elasticsearch, helpers
 
 from ..config import redact_backend
 from ..mappings import load_mapping
-from .base import IndexEntry, IndexError_, IndexParamsError, IndexUnavailable, params_mismatch
+from .base import (
+    IndexEntry,
+    IndexError_,
+    IndexParamsError,
+    IndexUnavailable,
+    Membership,
+    membership_of,
+    params_mismatch,
+)
 from .memory import MemoryIndex
 
 if TYPE_CHECKING:
@@ -561,23 +569,42 @@ class ElasticIndex:
         with self._lock:
             self._check_open()
             result = self._cache.get(wanted)
-        rest = [i for i in wanted if i not in result]
-        for start in range(0, len(rest), MGET_CHUNK):
-            chunk = rest[start : start + MGET_CHUNK]
+        for source in self._stored_sources([i for i in wanted if i not in result]):
+            entry = _entry(source)
+            result[entry.doc_id] = entry
+        return result
+
+    def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
+        """Each id's membership: the cache first, then `mget` of the metadata it needs (no
+        signatures travel)."""
+        wanted = list(dict.fromkeys(ids))
+        with self._lock:
+            self._check_open()
+            result = self._cache.memberships(wanted)
+        for source in self._stored_sources(
+            [i for i in wanted if i not in result],
+            fields=["doc_id", "meta.cluster", "meta.to_original"],
+        ):
+            result[source["doc_id"]] = membership_of(_entry(source))
+        return result
+
+    def _stored_sources(
+        self, ids: Sequence[str], fields: list[str] | None = None
+    ) -> Iterable[Mapping[str, Any]]:
+        """`_source` (or its `fields`) of each stored fingerprint document among `ids`."""
+        for start in range(0, len(ids), MGET_CHUNK):
+            chunk = ids[start : start + MGET_CHUNK]
             by_es_id = {es_id(doc_id): doc_id for doc_id in chunk}
             try:
                 response = self._call(
-                    partial(self._client.mget, index=self.fingerprint_index, ids=list(by_es_id))
+                    partial(self._client.mget, index=self.fingerprint_index, ids=list(by_es_id),
+                            source_includes=fields)
                 )
             except ApiError as exc:
                 raise IndexError_(f"fetching stored fingerprints failed: {_describe(exc)}") from exc
             for doc in response.body["docs"]:
-                if not doc.get("found"):
-                    continue
-                entry = _entry(doc["_source"])
-                if by_es_id.get(doc["_id"]) == entry.doc_id:  # guards the sha256 _id mapping
-                    result[entry.doc_id] = entry
-        return result
+                if doc.get("found") and by_es_id.get(doc["_id"]) == doc["_source"].get("doc_id"):
+                    yield doc["_source"]  # the check guards the sha256 _id mapping
 
     def count(self) -> int:
         """Documents in the index; flushes first so pending re-adds are not counted twice."""

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .base import IndexEntry, IndexParamsError, params_mismatch
+from .base import IndexEntry, IndexParamsError, Membership, membership_of, params_mismatch
 
 
 class MemoryIndex:
@@ -58,6 +58,10 @@ class MemoryIndex:
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
         with self._lock:
             return {i: self._entries[i] for i in ids if i in self._entries}
+
+    def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
+        with self._lock:
+            return {i: membership_of(self._entries[i]) for i in ids if i in self._entries}
 
     def count(self) -> int:
         return len(self._entries)

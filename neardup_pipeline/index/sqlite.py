@@ -6,8 +6,11 @@ the old words first. Both change in the writer's transaction: SQLite serialises 
 processes never lose a count.
 
 Keys live in an indexed table (method, key) -> doc_id; signatures and metadata as JSON beside the
-document row. Writes are committed in batches (and at flush/close); lookups on the same
-connection see uncommitted writes, so read-after-write holds without a commit per page.
+document row; each document's cluster, and its similarity to the cluster's original, in the
+small `memberships` table as well, so a lookup groups its candidates by cluster without reading
+signatures (verdict.py verifies a cluster through its original first). Writes are committed in
+batches (and at flush/close); lookups on the same connection see uncommitted writes, so
+read-after-write holds without a commit per page.
 
 Simhash (once the parameters are known): no key rows. `simhash_rows` keeps each document's
 fingerprint under a never-reused row number (the durable log), and lookups go to permuted sorted
@@ -34,7 +37,15 @@ from typing import Any
 import numpy as np
 
 from ..simhash import block_keys
-from .base import IndexEntry, IndexError_, IndexParamsError, params_mismatch
+from .base import (
+    IndexEntry,
+    IndexError_,
+    IndexParamsError,
+    Membership,
+    membership_from,
+    membership_of,
+    params_mismatch,
+)
 from .permuted import PermutedTables
 
 _SCHEMA = """
@@ -43,6 +54,11 @@ CREATE TABLE IF NOT EXISTS docs (
     doc_id TEXT PRIMARY KEY,
     signatures TEXT NOT NULL,
     meta TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS memberships (
+    doc_id TEXT PRIMARY KEY,
+    cluster TEXT NOT NULL,
+    to_original TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS keys (
     method TEXT NOT NULL,
@@ -62,6 +78,10 @@ CREATE TABLE IF NOT EXISTS simhash_rows (
 CREATE TABLE IF NOT EXISTS simhash_dead (row INTEGER PRIMARY KEY);
 """
 _LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
+# Page cache per connection (SQLite's default is 2 MB): the key B-tree's inserts land at random
+# pages, and at 10,000 pages of a crawl a 2 MB cache sends half of them to the OS for a page.
+_CACHE_KIB = 65_536
+_PARSED_MEMBERSHIPS = 20_000  # parsed membership rows kept (keyed by the row itself)
 
 
 class SqliteIndex:
@@ -87,8 +107,10 @@ class SqliteIndex:
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
             self._db.executescript(_SCHEMA)
             self._db.commit()
+            _fill_memberships(self._db)
         except sqlite3.DatabaseError as exc:
             raise IndexError_(f"cannot open SQLite index {self.path!r}: {exc}") from exc
         self._lock = threading.Lock()
@@ -101,6 +123,7 @@ class SqliteIndex:
         self._keyed_simhash = False  # some simhash keys still live in `keys` (odd entries)
         self._seen = 0  # highest simhash row read back from the database
         self._data_version = -1
+        self._parsed: dict[tuple[str, str, str | None], Membership] = {}
         row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
         if row is not None:
             with self._lock:
@@ -137,6 +160,12 @@ class SqliteIndex:
             self._db.execute(
                 "INSERT OR REPLACE INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)",
                 (entry.doc_id, json.dumps(entry.signatures), json.dumps(_keys_meta(entry))),
+            )
+            self._db.execute(
+                "INSERT OR REPLACE INTO memberships (doc_id, cluster, to_original)"
+                " VALUES (?, ?, ?)",
+                (entry.doc_id, membership_of(entry).cluster,
+                 _json_or_null(entry.meta.get("to_original"))),
             )
             if self._tables is not None:
                 self._table_add(entry, fingerprint)
@@ -187,6 +216,33 @@ class SqliteIndex:
                     meta_obj = json.loads(meta)
                     keys = meta_obj.pop("_keys", {})
                     result[doc_id] = IndexEntry(doc_id, json.loads(signatures), keys, meta_obj)
+        return result
+
+    def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
+        """Each id's membership from its own small table: grouping a lookup's candidates reads
+        neither signatures nor the metadata JSON (a column after them in `docs` would be read
+        through the signatures' overflow pages)."""
+        wanted = list(dict.fromkeys(ids))
+        result: dict[str, Membership] = {}
+        with self._lock:
+            for start in range(0, len(wanted), _LOOKUP_CHUNK):
+                chunk = wanted[start : start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for row in self._db.execute(
+                    "SELECT doc_id, cluster, to_original FROM memberships"
+                    f" WHERE doc_id IN ({marks})",
+                    chunk,
+                ):
+                    found = self._parsed.get(row)  # the same members come back page after page
+                    if found is None:
+                        doc_id, cluster, to_original = row
+                        found = membership_from(
+                            doc_id, cluster, json.loads(to_original) if to_original else None
+                        )
+                        if len(self._parsed) >= _PARSED_MEMBERSHIPS:
+                            self._parsed.pop(next(iter(self._parsed)))  # oldest first
+                        self._parsed[row] = found
+                    result[row[0]] = found
         return result
 
     def count(self) -> int:
@@ -432,6 +488,31 @@ def _signed(value: int) -> int:
 
 def _rows(values: list[int]) -> list[tuple[int]]:
     return [(v,) for v in values]
+
+
+def _fill_memberships(db: sqlite3.Connection) -> None:
+    """Fill `memberships` of a file written before it existed from the documents' metadata,
+    once (a params row marks it done), under the write lock."""
+    done = "SELECT 1 FROM params WHERE name = 'memberships'"
+    if db.execute(done).fetchone() is not None:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute(done).fetchone() is None:  # another process may have been first
+            db.execute(
+                "INSERT OR IGNORE INTO memberships (doc_id, cluster, to_original)"
+                " SELECT doc_id, COALESCE(json_extract(meta, '$.cluster'), doc_id),"
+                " json_extract(meta, '$.to_original') FROM docs"
+            )
+            db.execute("INSERT INTO params (name, value) VALUES ('memberships', '1')")
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+
+
+def _json_or_null(value: object) -> str | None:
+    return None if value is None else json.dumps(value)
 
 
 def _keys_meta(entry: IndexEntry) -> dict[str, Any]:

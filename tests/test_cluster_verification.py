@@ -1,0 +1,213 @@
+"""Verification one cluster at a time: a page matching a cluster's original is not compared with
+the cluster's other members, a page reaching a cluster through a member is still found, and a
+member is skipped only when the triangle inequality rules a match out (on real pages too)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.corpora import installation_guide_pages
+from neardup_pipeline import Deduplicator, Document, NearDupConfig
+from neardup_pipeline.index import open_index
+from neardup_pipeline.index.base import Membership, memberships
+from neardup_pipeline.verdict import beyond_reach, judge
+
+VOCAB = [f"{a}{b}" for a in ("alpha", "bravo", "delta", "gamma", "kilo", "lima", "oscar", "papa")
+         for b in ("ton", "ville", "berg", "ford", "stad", "mouth", "wick", "ham", "by", "dale")]
+
+
+def words(seed: int, count: int = 300) -> list[str]:
+    rng = random.Random(seed)
+    return [rng.choice(VOCAB) for _ in range(count)]
+
+
+def edited(body: list[str], at: int) -> str:
+    """`body` with one word replaced: a near-copy under every default method."""
+    copy = list(body)
+    copy[at] = "zulufoxtrot"
+    return " ".join(copy)
+
+
+@pytest.fixture
+def dedup(backend_config: NearDupConfig) -> Iterator[Deduplicator]:
+    index = open_index(backend_config.backend, backend_config)
+    try:
+        yield Deduplicator(index, backend_config.replace(language="en"))
+    finally:
+        index.close()
+
+
+def test_a_copy_is_verified_against_the_original_only(dedup: Deduplicator) -> None:
+    body = words(1)
+    dedup.process(Document("original", text=" ".join(body)))
+    for n in range(30):
+        assert dedup.process(Document(f"copy-{n}", text=edited(body, n))).cluster == "original"
+    verdict = dedup.process(Document("late", text=edited(body, 200)))
+    assert verdict.cluster == "original" and verdict.duplicate_of == "original"
+    assert verdict.candidates >= 30
+    assert verdict.verified == 1
+
+
+def test_a_member_out_of_reach_is_skipped_and_nothing_is_lost(dedup: Deduplicator) -> None:
+    body = words(2)
+    dedup.process(Document("original", text=" ".join(body)))
+    for n in range(12):
+        dedup.process(Document(f"copy-{n}", text=edited(body, n)))
+    # Half the text shared: a candidate through some keys, a duplicate of nothing.
+    half = " ".join(body[:150] + [f"x{word}" for word in words(3, 150)])
+    verdict = dedup.process(Document("half", text=half))
+    assert not verdict.is_duplicate and verdict.candidates >= 1
+    assert verdict.verified == 1  # the original; its copies are all out of reach
+    # The same page checked against every member says the same.
+    fp = dedup.fingerprinter.fingerprint(Document("half", text=half))
+    for entry in dedup.index.get([f"copy-{n}" for n in range(12)]).values():
+        stored = dedup.fingerprinter.decode(entry.signatures)
+        for name, method in dedup.fingerprinter.methods.items():
+            assert not judge(method, fp.signatures[name], stored[name])[1]
+
+
+def test_a_page_reaching_a_cluster_through_a_member_is_found(backend_config: NearDupConfig) -> None:
+    """o ~ m and m ~ p, but not o ~ p: p joins o's cluster through m (bag: weighted Jaccard)."""
+    config = backend_config.replace(methods=("bag",), language="en")
+    index = open_index(config.backend, config)
+    try:
+        dedup = Deduplicator(index, config)
+        distinct = [f"{a}{b}" for a, b in itertools.product(VOCAB[:20], VOCAB[:20])][:140]
+        assert dedup.process(Document("o", text=" ".join(distinct[0:100]))).cluster == "o"
+        m = dedup.process(Document("m", text=" ".join(distinct[20:120])))
+        assert m.duplicate_of == "o" and m.to_original  # 80 of 120 words: 0.67
+        p = dedup.process(Document("p", text=" ".join(distinct[40:140])))
+        assert p.scores["bag"] < 0.7
+        assert p.cluster == "o" and p.duplicate_of == "m"  # 0.43 to o, 0.67 to m
+        assert p.verified == p.candidates  # o, when a candidate, and m
+    finally:
+        index.close()
+
+
+def test_memberships_carry_the_similarity_to_the_original(dedup: Deduplicator) -> None:
+    body = words(4)
+    dedup.process(Document("original", text=" ".join(body)))
+    copy = dedup.process(Document("copy", text=edited(body, 7)))
+    found = memberships(dedup.index, ["original", "copy", "unknown"])
+    assert set(found) == {"original", "copy"}
+    assert found["original"] == Membership("original")
+    assert found["copy"].cluster == "original"
+    assert dict(found["copy"].to_original) == pytest.approx(copy.to_original)
+    assert set(copy.to_original) == set(dedup.fingerprinter.methods)
+    original_hash = dedup.index.get(["original"])["original"].meta["content_hash"]
+    assert found["copy"].original_hash == original_hash is not None
+
+
+def test_a_changed_original_makes_the_stored_similarities_stale(dedup: Deduplicator) -> None:
+    """The original re-crawled with other content, still a near-copy: its members' distances
+    were measured against the old content and must not prune."""
+    body = words(5)
+    dedup.process(Document("original", text=" ".join(body)))
+    dedup.process(Document("copy", text=edited(body, 3)))
+    dedup.process(Document("original", text=edited(body, 250)))
+    now = dedup.index.get(["original"])["original"].meta["content_hash"]
+    assert memberships(dedup.index, ["copy"])["copy"].original_hash != now
+
+
+def test_a_cluster_move_clears_the_similarities(dedup: Deduplicator) -> None:
+    body = words(6)
+    dedup.process(Document("a", text=" ".join(body)))
+    dedup.process(Document("b", text=edited(body, 5)))
+    dedup.process(Document("c", text=edited(edited(body, 5).split(), 9)))
+    dedup.process(Document("a", text=" ".join(words(7))))  # a leaves; b becomes the original
+    assert dedup.last_move is not None and dedup.last_move.new_cluster == "b"
+    moved = memberships(dedup.index, ["b", "c"])
+    assert moved["b"] == Membership("b") and moved["c"] == Membership("b")
+
+
+def simhash_membership(distance: int, original_hash: str | None = "h") -> Membership:
+    return Membership("o", {"simhash": 1 - distance / 64}, original_hash)
+
+
+@pytest.mark.parametrize(
+    ("page", "member", "floors", "out"),
+    [
+        (8, 4, {"simhash": 61 / 64}, True),  # 8 - 4 > 3: no member within 3 bits of the page
+        (7, 4, {"simhash": 61 / 64}, False),  # 7 - 4 = 3: the member may be within reach
+        (8, 4, {"simhash": 61 / 64, "rarewords": None}, False),  # a method without a metric
+        (8, 4, {}, False),
+    ],
+)
+def test_beyond_reach_is_the_triangle_inequality(
+    page: int, member: int, floors: dict[str, float | None], out: bool
+) -> None:
+    assert beyond_reach({"simhash": 1 - page / 64}, "h", simhash_membership(member), floors) is out
+
+
+def test_beyond_reach_needs_the_same_original_and_every_similarity() -> None:
+    floors = {"simhash": 61 / 64}
+    assert not beyond_reach({"simhash": 0.5}, "h", simhash_membership(1, "old"), floors)
+    assert not beyond_reach({"simhash": 0.5}, None, simhash_membership(1, None), floors)
+    assert not beyond_reach({}, "h", simhash_membership(1), floors)
+    assert not beyond_reach({"simhash": 0.5}, "h", Membership("o", {}, "h"), floors)
+
+
+def test_old_sqlite_file_gets_its_memberships(tmp_path: Path) -> None:
+    """A file written before the memberships table: filled from the metadata when opened."""
+    config = NearDupConfig(backend=f"sqlite:{tmp_path / 'old.sqlite'}")
+    body = words(8)
+    index = open_index(config.backend, config)
+    dedup = Deduplicator(index, config)
+    dedup.process(Document("original", text=" ".join(body)))
+    for n in range(5):
+        dedup.process(Document(f"copy-{n}", text=edited(body, n)))
+    index.close()
+    with sqlite3.connect(tmp_path / "old.sqlite") as db:
+        db.execute("DROP TABLE memberships")
+        db.execute("DELETE FROM params WHERE name = 'memberships'")
+    index = open_index(config.backend, config)
+    try:
+        found = memberships(index, ["original", *(f"copy-{n}" for n in range(5))])
+        assert {m.cluster for m in found.values()} == {"original"} and len(found) == 6
+        verdict = Deduplicator(index, config).process(Document("late", text=edited(body, 99)))
+        assert verdict.cluster == "original" and verdict.verified == 1
+    finally:
+        index.close()
+
+
+def test_pruning_is_sound_on_real_pages(shared_data: Path) -> None:
+    """The guide's first 25 English sections, nine architectures each: for every original o and
+    member m of one section and every page p, where `beyond_reach` would skip m, m is truly no
+    near-duplicate of p under any method (signatures as stored, weights rounded)."""
+    fpr = Deduplicator(open_index("memory", NearDupConfig()), NearDupConfig()).fingerprinter
+    floors = {name: getattr(m, "metric_floor", lambda: None)() for name, m in fpr.methods.items()}
+    sections: dict[str, list[Document]] = defaultdict(list)
+    for page in installation_guide_pages():
+        if page.info["lang"] == "en":
+            sections[page.group].append(Document(page.doc_id, html=page.html))
+    docs = [doc for group in sorted(sections)[:25] for doc in sections[group]]
+    group_of = {doc.doc_id: group for group in sorted(sections)[:25] for doc in sections[group]}
+    fps = [fp for fp in map(fpr.fingerprint, docs) if fp.status == "ok"]
+    stored = [fpr.decode(fpr.encode(fp)) for fp in fps]
+    # pair[p][x]: each method's similarity of page p (fresh) to x (as stored), and the verdict
+    pair = [[_compare(fpr.methods, p.signatures, x) for x in stored] for p in fps]
+    skipped = 0
+    for o, m in itertools.permutations(range(len(fps)), 2):
+        if group_of[fps[o].doc_id] != group_of[fps[m].doc_id]:
+            continue
+        member = Membership(fps[o].doc_id, pair[m][o][0], "h")
+        for p in range(len(fps)):
+            if p not in (o, m) and beyond_reach(pair[p][o][0], "h", member, floors):
+                skipped += 1
+                assert not pair[p][m][1], (fps[p].doc_id, fps[m].doc_id)
+    assert len(fps) > 200 and skipped > 10_000
+
+
+def _compare(
+    methods: Mapping[str, Any], page: Mapping[str, Any], stored: Mapping[str, Any]
+) -> tuple[dict[str, float], bool]:
+    judged = {name: judge(method, page[name], stored[name]) for name, method in methods.items()}
+    return {name: sim for name, (sim, _) in judged.items()}, any(d for _, d in judged.values())
