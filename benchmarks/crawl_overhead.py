@@ -24,7 +24,9 @@ a site's server is not the crawler's to pay for) or by a ThreadingHTTPServer in 
 Every mode runs the same settings: no robots.txt, no delay, no AutoThrottle, --concurrency
 requests in parallel, LOG_LEVEL=WARNING. Each crawl stops by itself: CLOSESPIDER_TIMEOUT, and the
 subprocess is killed 60 s after that. Printed: wall time (process start to exit), the crawl's
-own elapsed time (Scrapy stats), pages/s, and the overhead of each "on" mode against "off".
+own elapsed time (Scrapy stats), pages/s, the overhead of each "on" mode against "off", and the
+CPU time per page of the crawler's process and of the check process it started (getrusage): on
+two cores, the crawler, the site's server and the check share the machine.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import http.server
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -223,7 +226,11 @@ def child(start_url: str, concurrency: int, timeout: int) -> int:
     process.crawl(crawler, start_url=start_url)
     process.start()
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
-    print(json.dumps({k: stats.get(k) for k in STAT_KEYS}, default=str))
+    own, helpers = (resource.getrusage(who)
+                    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    cpu = {"cpu/crawler": own.ru_utime + own.ru_stime,  # helpers: the check process (joined)
+           "cpu/helpers": helpers.ru_utime + helpers.ru_stime}
+    print(json.dumps({**{k: stats.get(k) for k in STAT_KEYS}, **cpu}, default=str))
     return 0
 
 
@@ -258,12 +265,13 @@ def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server:
     base = next((r for r in runs if r["label"] == "off" and "error" not in r), None)
     lines = [
         "| mode | pages crawled | wall s | crawl s | pages/s | overhead (crawl time) "
-        "| checked | duplicates | finish |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| crawler CPU ms/page | check CPU ms/page | checked | duplicates | finish |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         if "error" in r:
-            lines.append(f"| {r['label']} | - | - | - | - | - | - | - | {r['error'][:80]} |")
+            lines.append(f"| {r['label']} | - | - | - | - | - | - | - | - | - "
+                         f"| {r['error'][:80]} |")
             continue
         got = r.get("response_received_count") or 0
         elapsed = float(r.get("elapsed_time_seconds") or r["wall"])
@@ -274,11 +282,16 @@ def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server:
             overhead = f"{100 * (base_rate / (got / elapsed) - 1):+.1f}%"
         lines.append(
             f"| {r['label']} | {got:,} | {r['wall']:.1f} | {elapsed:.1f} | {got / elapsed:,.1f} "
-            f"| {overhead} | {r.get('neardup/checked') or '-'} "
+            f"| {overhead} | {_per_page(r.get('cpu/crawler'), got)} "
+            f"| {_per_page(r.get('cpu/helpers'), got)} | {r.get('neardup/checked') or '-'} "
             f"| {r.get('neardup/duplicates') or '-'} | {r.get('finish_reason')} |"
         )
     return (f"{dt.date.today().isoformat()}: {pages:,}-page site on 127.0.0.1 served by {server}, "
             f"CONCURRENT_REQUESTS={concurrency}, {os.cpu_count()} cores\n\n" + "\n".join(lines))
+
+
+def _per_page(seconds: float | None, pages: int) -> str:
+    return f"{1000 * seconds / pages:.2f}" if seconds and pages else "-"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

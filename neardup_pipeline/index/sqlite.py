@@ -81,6 +81,9 @@ _LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
 # Page cache per connection (SQLite's default is 2 MB): the key B-tree's inserts land at random
 # pages, and at 10,000 pages of a crawl a 2 MB cache sends half of them to the OS for a page.
 _CACHE_KIB = 65_536
+# WAL pages before a checkpoint copies them into the file (SQLite's default: 1,000 = 4 MB). Each
+# checkpoint syncs the file; at a crawl's write rate the default synced every few commits.
+_CHECKPOINT_PAGES = 10_000
 _PARSED_MEMBERSHIPS = 20_000  # parsed membership rows kept (keyed by the row itself)
 
 
@@ -108,6 +111,7 @@ class SqliteIndex:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
+            self._db.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
             self._db.executescript(_SCHEMA)
             self._db.commit()
             _fill_memberships(self._db)
