@@ -211,3 +211,29 @@ def _compare(
 ) -> tuple[dict[str, float], bool]:
     judged = {name: judge(method, page[name], stored[name]) for name, method in methods.items()}
     return {name: sim for name, (sim, _) in judged.items()}, any(d for _, d in judged.values())
+
+
+def test_sqlite_caches_follow_other_connections(tmp_path: Path) -> None:
+    """Entries and memberships kept between lookups are dropped when another connection (a
+    second crawler process) commits: its writes may have replaced them."""
+    from neardup_pipeline.index import IndexEntry
+    from neardup_pipeline.index.sqlite import SqliteIndex
+
+    path = tmp_path / "shared.sqlite"
+    first, second = SqliteIndex(path), SqliteIndex(path)
+    try:
+        first.add(IndexEntry("x", {"m": "1"}, {"m": ["k"]}, {"cluster": "x"}))
+        first.flush()
+        assert second.get(["x"])["x"].signatures == {"m": "1"}
+        assert memberships(second, ["x"])["x"] == Membership("x")
+        first.add(IndexEntry("x", {"m": "2"}, {"m": ["k"]}, {
+            "cluster": "o", "to_original": {"content_hash": "h", "similarity": {"m": 0.9}}}))
+        assert second.get(["x"])["x"].signatures == {"m": "1"}  # not committed yet
+        first.flush()
+        assert second.get(["x"])["x"].signatures == {"m": "2"}
+        assert second.get(["x"])["x"].meta["cluster"] == "o"
+        assert memberships(second, ["x"])["x"] == Membership("o", {"m": 0.9}, "h")
+        assert first.get(["x"])["x"].meta["cluster"] == "o"  # its own write, from its cache
+    finally:
+        first.close()
+        second.close()

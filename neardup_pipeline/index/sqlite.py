@@ -32,7 +32,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -77,6 +77,7 @@ CREATE TABLE IF NOT EXISTS simhash_rows (
 );
 CREATE TABLE IF NOT EXISTS simhash_dead (row INTEGER PRIMARY KEY);
 """
+V = TypeVar("V")
 _LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
 # Page cache per connection (SQLite's default is 2 MB): the key B-tree's inserts land at random
 # pages, and at 10,000 pages of a crawl a 2 MB cache sends half of them to the OS for a page.
@@ -84,7 +85,7 @@ _CACHE_KIB = 65_536
 # WAL pages before a checkpoint copies them into the file (SQLite's default: 1,000 = 4 MB). Each
 # checkpoint syncs the file; at a crawl's write rate the default synced every few commits.
 _CHECKPOINT_PAGES = 10_000
-_PARSED_MEMBERSHIPS = 20_000  # parsed membership rows kept (keyed by the row itself)
+_RECENT_ENTRIES = 4_096  # entries kept decoded between lookups (memberships: four times as many)
 
 
 class SqliteIndex:
@@ -127,7 +128,11 @@ class SqliteIndex:
         self._keyed_simhash = False  # some simhash keys still live in `keys` (odd entries)
         self._seen = 0  # highest simhash row read back from the database
         self._data_version = -1
-        self._parsed: dict[tuple[str, str, str | None], Membership] = {}
+        # Entries and memberships read or written lately: a long crawl's lookups fetch the same
+        # originals page after page. Valid while no other connection commits (data_version).
+        self._entry_cache: _Recent[IndexEntry] = _Recent(_RECENT_ENTRIES)
+        self._membership_cache: _Recent[Membership] = _Recent(_RECENT_ENTRIES * 4)
+        self._cache_version = -1
         row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
         if row is not None:
             with self._lock:
@@ -176,6 +181,12 @@ class SqliteIndex:
             self._db.executemany(
                 "INSERT OR IGNORE INTO keys (method, key, doc_id) VALUES (?, ?, ?)", rows
             )
+            self._current_caches()
+            self._entry_cache.put(entry.doc_id, IndexEntry(
+                entry.doc_id, dict(entry.signatures), {m: list(k) for m, k in entry.keys.items()},
+                dict(entry.meta),
+            ))
+            self._membership_cache.put(entry.doc_id, membership_of(entry))
             self._pending += 1
             if (
                 self._pending >= self._commit_every
@@ -209,17 +220,20 @@ class SqliteIndex:
 
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
         wanted = list(dict.fromkeys(ids))
-        result: dict[str, IndexEntry] = {}
         with self._lock:
-            for start in range(0, len(wanted), _LOOKUP_CHUNK):
-                chunk = wanted[start : start + _LOOKUP_CHUNK]
+            self._current_caches()
+            result = self._entry_cache.pick(wanted)
+            rest = [doc_id for doc_id in wanted if doc_id not in result]
+            for start in range(0, len(rest), _LOOKUP_CHUNK):
+                chunk = rest[start : start + _LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
                 for doc_id, signatures, meta in self._db.execute(
                     f"SELECT doc_id, signatures, meta FROM docs WHERE doc_id IN ({marks})", chunk
                 ):
                     meta_obj = json.loads(meta)
                     keys = meta_obj.pop("_keys", {})
-                    result[doc_id] = IndexEntry(doc_id, json.loads(signatures), keys, meta_obj)
+                    entry = IndexEntry(doc_id, json.loads(signatures), keys, meta_obj)
+                    result[doc_id] = self._entry_cache.put(doc_id, entry)
         return result
 
     def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
@@ -227,27 +241,32 @@ class SqliteIndex:
         neither signatures nor the metadata JSON (a column after them in `docs` would be read
         through the signatures' overflow pages)."""
         wanted = list(dict.fromkeys(ids))
-        result: dict[str, Membership] = {}
         with self._lock:
-            for start in range(0, len(wanted), _LOOKUP_CHUNK):
-                chunk = wanted[start : start + _LOOKUP_CHUNK]
+            self._current_caches()
+            result = self._membership_cache.pick(wanted)
+            rest = [doc_id for doc_id in wanted if doc_id not in result]
+            for start in range(0, len(rest), _LOOKUP_CHUNK):
+                chunk = rest[start : start + _LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
-                for row in self._db.execute(
+                for doc_id, cluster, to_original in self._db.execute(
                     "SELECT doc_id, cluster, to_original FROM memberships"
                     f" WHERE doc_id IN ({marks})",
                     chunk,
                 ):
-                    found = self._parsed.get(row)  # the same members come back page after page
-                    if found is None:
-                        doc_id, cluster, to_original = row
-                        found = membership_from(
-                            doc_id, cluster, json.loads(to_original) if to_original else None
-                        )
-                        if len(self._parsed) >= _PARSED_MEMBERSHIPS:
-                            self._parsed.pop(next(iter(self._parsed)))  # oldest first
-                        self._parsed[row] = found
-                    result[row[0]] = found
+                    found = membership_from(
+                        doc_id, cluster, json.loads(to_original) if to_original else None
+                    )
+                    result[doc_id] = self._membership_cache.put(doc_id, found)
         return result
+
+    def _current_caches(self) -> None:
+        """Forget the cached entries when another connection has committed since (its writes
+        may have replaced them). Lock held."""
+        version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._cache_version:
+            self._entry_cache.clear()
+            self._membership_cache.clear()
+            self._cache_version = version
 
     def count(self) -> int:
         with self._lock:
@@ -492,6 +511,25 @@ def _signed(value: int) -> int:
 
 def _rows(values: list[int]) -> list[tuple[int]]:
     return [(v,) for v in values]
+
+
+class _Recent(dict[str, V]):
+    """At most `limit` values by key; the oldest written goes first."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def put(self, key: str, value: V) -> V:
+        self.pop(key, None)
+        if len(self) >= self.limit:
+            del self[next(iter(self))]
+        self[key] = value
+        return value
+
+    def pick(self, keys: Iterable[str]) -> dict[str, V]:
+        """The values held for `keys`."""
+        return {key: value for key in keys if (value := self.get(key)) is not None}
 
 
 def _fill_memberships(db: sqlite3.Connection) -> None:
