@@ -237,3 +237,19 @@ def test_sqlite_caches_follow_other_connections(tmp_path: Path) -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_recent_entries_are_bounded_by_their_size() -> None:
+    from neardup_pipeline.index.sqlite import _Recent
+
+    cache: _Recent[str] = _Recent(10)
+    for key in "abc":
+        cache.put(key, key.upper(), 4)
+    assert list(cache) == ["b", "c"]  # 12 > 10: the oldest went
+    cache.put("b", "B2", 1)  # written again: the newest now
+    assert list(cache) == ["c", "b"] and cache.pick(["b", "x"]) == {"b": "B2"}
+    cache.put("huge", "H", 50)  # heavier than the bound: kept alone until the next one
+    assert list(cache) == ["huge"]
+    cache.clear()
+    cache.put("a", "A", 10)
+    assert list(cache) == ["a"]

@@ -85,7 +85,10 @@ _CACHE_KIB = 65_536
 # WAL pages before a checkpoint copies them into the file (SQLite's default: 1,000 = 4 MB). Each
 # checkpoint syncs the file; at a crawl's write rate the default synced every few commits.
 _CHECKPOINT_PAGES = 10_000
-_RECENT_ENTRIES = 4_096  # entries kept decoded between lookups (memberships: four times as many)
+# Kept between lookups: entries up to this many bytes of stored JSON (a 4,096-word bag is 44 KB,
+# a typical page's 4 KB), and this many memberships.
+_RECENT_ENTRY_BYTES = 32 * 1024 * 1024
+_RECENT_MEMBERSHIPS = 16_384
 
 
 class SqliteIndex:
@@ -130,8 +133,8 @@ class SqliteIndex:
         self._data_version = -1
         # Entries and memberships read or written lately: a long crawl's lookups fetch the same
         # originals page after page. Valid while no other connection commits (data_version).
-        self._entry_cache: _Recent[IndexEntry] = _Recent(_RECENT_ENTRIES)
-        self._membership_cache: _Recent[Membership] = _Recent(_RECENT_ENTRIES * 4)
+        self._entry_cache: _Recent[IndexEntry] = _Recent(_RECENT_ENTRY_BYTES)
+        self._membership_cache: _Recent[Membership] = _Recent(_RECENT_MEMBERSHIPS)
         self._cache_version = -1
         row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
         if row is not None:
@@ -166,9 +169,10 @@ class SqliteIndex:
                 for key in keys
             ]
             self._db.execute("DELETE FROM keys WHERE doc_id = ?", (entry.doc_id,))
+            signatures, meta = json.dumps(entry.signatures), json.dumps(_keys_meta(entry))
             self._db.execute(
                 "INSERT OR REPLACE INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)",
-                (entry.doc_id, json.dumps(entry.signatures), json.dumps(_keys_meta(entry))),
+                (entry.doc_id, signatures, meta),
             )
             self._db.execute(
                 "INSERT OR REPLACE INTO memberships (doc_id, cluster, to_original)"
@@ -185,7 +189,7 @@ class SqliteIndex:
             self._entry_cache.put(entry.doc_id, IndexEntry(
                 entry.doc_id, dict(entry.signatures), {m: list(k) for m, k in entry.keys.items()},
                 dict(entry.meta),
-            ))
+            ), len(signatures) + len(meta))
             self._membership_cache.put(entry.doc_id, membership_of(entry))
             self._pending += 1
             if (
@@ -233,7 +237,9 @@ class SqliteIndex:
                     meta_obj = json.loads(meta)
                     keys = meta_obj.pop("_keys", {})
                     entry = IndexEntry(doc_id, json.loads(signatures), keys, meta_obj)
-                    result[doc_id] = self._entry_cache.put(doc_id, entry)
+                    result[doc_id] = self._entry_cache.put(
+                        doc_id, entry, len(signatures) + len(meta)
+                    )
         return result
 
     def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
@@ -514,22 +520,35 @@ def _rows(values: list[int]) -> list[tuple[int]]:
 
 
 class _Recent(dict[str, V]):
-    """At most `limit` values by key; the oldest written goes first."""
+    """Values by key up to a total weight (1 each unless told); the oldest written goes first."""
 
     def __init__(self, limit: int) -> None:
         super().__init__()
         self.limit = limit
+        self._weights: dict[str, int] = {}
+        self._total = 0
 
-    def put(self, key: str, value: V) -> V:
-        self.pop(key, None)
-        if len(self) >= self.limit:
-            del self[next(iter(self))]
+    def put(self, key: str, value: V, weight: int = 1) -> V:
+        self._drop(key)
+        while self and self._total + weight > self.limit:
+            self._drop(next(iter(self)))
         self[key] = value
+        self._weights[key] = weight
+        self._total += weight
         return value
 
     def pick(self, keys: Iterable[str]) -> dict[str, V]:
         """The values held for `keys`."""
         return {key: value for key in keys if (value := self.get(key)) is not None}
+
+    def clear(self) -> None:
+        super().clear()
+        self._weights.clear()
+        self._total = 0
+
+    def _drop(self, key: str) -> None:
+        if self.pop(key, None) is not None:
+            self._total -= self._weights.pop(key)
 
 
 def _fill_memberships(db: sqlite3.Connection) -> None:
