@@ -17,7 +17,7 @@ from .index.base import (
     IndexEntry,
     Membership,
     candidates_many,
-    membership_of,
+    cluster_of,
     memberships,
     to_original_meta,
 )
@@ -230,7 +230,7 @@ class Deduplicator:
     ) -> tuple[dict[str, float], _Match | None]:
         """Each method's similarity of `fp` to `entry` (also kept as the best in `scores`), and
         the most similar method calling it a near-duplicate, if any."""
-        if entry is None or membership_of(entry).cluster == fp.doc_id:
+        if entry is None or cluster_of(entry) == fp.doc_id:
             return {}, None  # gone since the lookup, or one of this page's own copies
         cand_sigs = self._decoded(entry)
         sims: dict[str, float] = {}
@@ -245,7 +245,7 @@ class Deduplicator:
             if warming_up is not None and warming_up(fp.signatures[name]):
                 continue
             if duplicate and (best is None or sim > best.similarity):
-                best = _Match(entry.doc_id, membership_of(entry).cluster, name, sim)
+                best = _Match(entry.doc_id, cluster_of(entry), name, sim)
         return sims, best
 
     def _decoded(self, entry: IndexEntry) -> dict[str, Any]:
@@ -320,7 +320,7 @@ class Deduplicator:
             old = previous[1]
         else:
             old = self.index.get([fp.doc_id]).get(fp.doc_id)
-        if old is None or membership_of(old).cluster != fp.doc_id:
+        if old is None or cluster_of(old) != fp.doc_id:
             return None
         old_hash = old.meta.get("content_hash")
         if old_hash == fp.content_hash or (
@@ -353,7 +353,7 @@ class Deduplicator:
             ids = self.index.candidates(frontier.pop().keys) - seen
             seen |= ids
             for cand_id, entry in self.index.get(ids).items():
-                if membership_of(entry).cluster == cluster:
+                if cluster_of(entry) == cluster:
                     found[cand_id] = entry
                     frontier.append(entry)
         return found

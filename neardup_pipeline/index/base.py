@@ -105,8 +105,13 @@ class Membership:
     original_hash: str | None = None
 
 
+def cluster_of(entry: IndexEntry) -> str:
+    """The cluster an entry belongs to (an original is its own)."""
+    return str(entry.meta.get("cluster") or entry.doc_id)
+
+
 def membership_of(entry: IndexEntry) -> Membership:
-    """An entry's membership, read from its metadata (an original is its own cluster)."""
+    """An entry's membership, read from its metadata."""
     return membership_from(entry.doc_id, entry.meta.get("cluster"), entry.meta.get("to_original"))
 
 

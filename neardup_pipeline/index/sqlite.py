@@ -30,7 +30,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -174,10 +174,11 @@ class SqliteIndex:
                 "INSERT OR REPLACE INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)",
                 (entry.doc_id, signatures, meta),
             )
+            membership = membership_of(entry)
             self._db.execute(
                 "INSERT OR REPLACE INTO memberships (doc_id, cluster, to_original)"
                 " VALUES (?, ?, ?)",
-                (entry.doc_id, membership_of(entry).cluster,
+                (entry.doc_id, membership.cluster,
                  _json_or_null(entry.meta.get("to_original"))),
             )
             if self._tables is not None:
@@ -190,7 +191,7 @@ class SqliteIndex:
                 entry.doc_id, dict(entry.signatures), {m: list(k) for m, k in entry.keys.items()},
                 dict(entry.meta),
             ), len(signatures) + len(meta))
-            self._membership_cache.put(entry.doc_id, membership_of(entry))
+            self._membership_cache.put(entry.doc_id, membership)
             self._pending += 1
             if (
                 self._pending >= self._commit_every
@@ -208,18 +209,10 @@ class SqliteIndex:
                 if not self._keyed_simhash:
                     keys = {m: v for m, v in keys.items() if m != "simhash"}
             for method, method_keys in keys.items():
-                unique = list(dict.fromkeys(method_keys))
-                for start in range(0, len(unique), _LOOKUP_CHUNK):
-                    chunk = unique[start : start + _LOOKUP_CHUNK]
-                    marks = ",".join("?" * len(chunk))
-                    found.update(
-                        row[0]
-                        for row in self._db.execute(
-                            "SELECT DISTINCT doc_id FROM keys"
-                            f" WHERE method = ? AND key IN ({marks})",
-                            (method, *chunk),
-                        )
-                    )
+                found.update(row[0] for row in _select_in(
+                    self._db, "SELECT DISTINCT doc_id FROM keys WHERE method = ? AND key IN ({})",
+                    list(dict.fromkeys(method_keys)), method,
+                ))
         return found
 
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
@@ -228,18 +221,13 @@ class SqliteIndex:
             self._current_caches()
             result = self._entry_cache.pick(wanted)
             rest = [doc_id for doc_id in wanted if doc_id not in result]
-            for start in range(0, len(rest), _LOOKUP_CHUNK):
-                chunk = rest[start : start + _LOOKUP_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                for doc_id, signatures, meta in self._db.execute(
-                    f"SELECT doc_id, signatures, meta FROM docs WHERE doc_id IN ({marks})", chunk
-                ):
-                    meta_obj = json.loads(meta)
-                    keys = meta_obj.pop("_keys", {})
-                    entry = IndexEntry(doc_id, json.loads(signatures), keys, meta_obj)
-                    result[doc_id] = self._entry_cache.put(
-                        doc_id, entry, len(signatures) + len(meta)
-                    )
+            for doc_id, signatures, meta in _select_in(
+                self._db, "SELECT doc_id, signatures, meta FROM docs WHERE doc_id IN ({})", rest
+            ):
+                meta_obj = json.loads(meta)
+                keys = meta_obj.pop("_keys", {})
+                entry = IndexEntry(doc_id, json.loads(signatures), keys, meta_obj)
+                result[doc_id] = self._entry_cache.put(doc_id, entry, len(signatures) + len(meta))
         return result
 
     def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
@@ -251,18 +239,14 @@ class SqliteIndex:
             self._current_caches()
             result = self._membership_cache.pick(wanted)
             rest = [doc_id for doc_id in wanted if doc_id not in result]
-            for start in range(0, len(rest), _LOOKUP_CHUNK):
-                chunk = rest[start : start + _LOOKUP_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                for doc_id, cluster, to_original in self._db.execute(
-                    "SELECT doc_id, cluster, to_original FROM memberships"
-                    f" WHERE doc_id IN ({marks})",
-                    chunk,
-                ):
-                    found = membership_from(
-                        doc_id, cluster, json.loads(to_original) if to_original else None
-                    )
-                    result[doc_id] = self._membership_cache.put(doc_id, found)
+            for doc_id, cluster, to_original in _select_in(
+                self._db, "SELECT doc_id, cluster, to_original FROM memberships"
+                " WHERE doc_id IN ({})", rest,
+            ):
+                found = membership_from(
+                    doc_id, cluster, json.loads(to_original) if to_original else None
+                )
+                result[doc_id] = self._membership_cache.put(doc_id, found)
         return result
 
     def _current_caches(self) -> None:
@@ -313,12 +297,7 @@ class SqliteIndex:
         signed = np.array(wanted, dtype=np.uint64).view(np.int64).tolist()
         found: dict[int, int] = {}
         with self._lock:
-            for start in range(0, len(signed), _LOOKUP_CHUNK):
-                chunk = signed[start : start + _LOOKUP_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                found.update(
-                    self._db.execute(f"SELECT word, n FROM df WHERE word IN ({marks})", chunk)
-                )
+            found.update(_select_in(self._db, "SELECT word, n FROM df WHERE word IN ({})", signed))
             own: set[int] = set()
             if exclude is not None:
                 row = self._db.execute(
@@ -432,17 +411,9 @@ class SqliteIndex:
         rows = tables.near(fingerprint) if alone and fingerprint is not None else tables.sharing(
             pairs
         )
-        found: set[str] = set()
-        for start in range(0, len(rows), _LOOKUP_CHUNK):
-            chunk = rows[start : start + _LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            found.update(
-                doc_id
-                for (doc_id,) in self._db.execute(
-                    f"SELECT doc_id FROM simhash_rows WHERE row IN ({marks})", chunk
-                )
-            )
-        return found
+        return {doc_id for (doc_id,) in _select_in(
+            self._db, "SELECT doc_id FROM simhash_rows WHERE row IN ({})", rows
+        )}
 
     def _sync(self, force: bool = False) -> None:
         """Read back simhash rows other connections committed since we last looked."""
@@ -508,6 +479,16 @@ class SqliteIndex:
         self._db.commit()
         self._pending = 0
         self._last_commit = time.monotonic()
+
+
+def _select_in(
+    db: sqlite3.Connection, sql: str, values: Sequence[Any], *leading: Any
+) -> Iterator[Any]:
+    """Rows of `sql`, whose `IN ({})` takes `values`, in chunks below SQLite's bound-parameter
+    limit; `leading` parameters come before each chunk."""
+    for start in range(0, len(values), _LOOKUP_CHUNK):
+        chunk = values[start : start + _LOOKUP_CHUNK]
+        yield from db.execute(sql.format(",".join("?" * len(chunk))), (*leading, *chunk))
 
 
 def _signed(value: int) -> int:
