@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .anchors import fit_corpus
-from .config import ConfigError, NearDupConfig
+from .config import CONTENTS, ConfigError, NearDupConfig
 from .fingerprint import Document, Fingerprinter
 
 _TEXT_SUFFIXES = (".html", ".htm", ".xhtml", ".txt", ".text")
@@ -43,6 +43,8 @@ def add_anchors_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     fit_cmd.add_argument("--edit-floor", type=float, default=defaults.anchors_edit_floor)
     fit_cmd.add_argument("--min-bits", type=int, default=defaults.anchors_min_bits)
     fit_cmd.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
+    fit_cmd.add_argument("--content", choices=CONTENTS, default=defaults.content,
+                         help="text to fit on (use the one dedup and the crawl will read)")
     fit_cmd.set_defaults(func=cmd_anchors_fit)
 
 
@@ -74,7 +76,7 @@ def cmd_anchors_fit(args: argparse.Namespace) -> int:
         methods=("simhash",), language=args.language, anchors_words=args.words,
         anchors_min_df=args.min_df, anchors_max_df=args.max_df,
         anchors_floor_precision=args.floor_precision, anchors_edit=args.edit,
-        anchors_edit_floor=args.edit_floor, anchors_min_bits=args.min_bits,
+        anchors_edit_floor=args.edit_floor, anchors_min_bits=args.min_bits, content=args.content,
     )
     started = time.perf_counter()
     model = fit_corpus(corpus_texts(args.corpus, config), config)

@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from . import __version__
 from .anchors_cli import add_anchors_command, dedup_fingerprinter
-from .config import KNOWN_METHODS, METHOD_CHOICES, ConfigError, NearDupConfig
+from .config import CONTENTS, KNOWN_METHODS, METHOD_CHOICES, ConfigError, NearDupConfig
 from .eval_cli import add_eval_command
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .hygiene_cli import SourceError, add_hygiene_commands
@@ -102,8 +102,9 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
         help="detection method (repeatable; default auto = simhash + bag)",
     )
     parser.add_argument(
-        "--content", choices=("whole", "main"), default="whole",
-        help="text to fingerprint: the whole page (default) or its main content (trafilatura)",
+        "--content", choices=CONTENTS, default=NearDupConfig.content,
+        help="text to fingerprint: the page without its site chrome (default), the whole page,"
+        " or its main content (trafilatura)",
     )
     parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
     parser.add_argument("--hash", choices=("rabin", "xxh64"), default="rabin")

@@ -15,7 +15,8 @@ Action = Literal["drop", "tag"]
 OnError = Literal["keep", "fail"]
 HashName = Literal["rabin", "xxh64"]
 Mode = Literal["resemblance", "containment"]
-Content = Literal["whole", "main"]
+Content = Literal["whole", "chromeless", "main"]
+CONTENTS: tuple[Content, ...] = ("whole", "chromeless", "main")
 Weighting = Literal["tf", "idf"]
 
 KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash", "bag", "rarewords", "anchors")
@@ -68,9 +69,15 @@ class NearDupConfig:
     max_html_bytes: int = 20 * 1024 * 1024  # larger pages are cut here, not refused
     max_token_chars: int = 64  # longer "words" (base64 blobs, hashes) are not words
     min_tokens: int = 1  # fewer tokens than this: the page has no text to compare
-    # main: the page's main content (trafilatura; whole page as fallback). Not the default: the bag
-    # method already tolerates other-page chrome, and trafilatura costs ~20-90 ms a page.
-    content: Content = "whole"
+    # Fewer canonical words than this: a near-duplicate of an exact copy (equal words) only.
+    # Resemblance over a few dozen words cannot tell two stubs apart once they share a few
+    # navigation titles; off by default (at 30 it costs the installation guide 0.7 points of
+    # recall: short sections that differ by their architecture's name). README "Site chrome".
+    min_near_words: int = 0
+    # chromeless: the page without its site chrome (landmarks, link-only blocks; extract.py), so
+    # distinct short pages of a site with a big menu do not collide. whole: every visible word.
+    # main: the main content (trafilatura; whole page as fallback), ~20-90 ms a page.
+    content: Content = "chromeless"
     # Simhash (Charikar; Manku et al. 2007)
     hash: HashName = "rabin"
     simhash_shingle: int = 3
@@ -163,8 +170,8 @@ class NearDupConfig:
             raise ConfigError("minhash_hashes must split evenly into minhash_supers (84 = 6 x 14)")
         if not 0 < self.minhash_threshold <= 1 or not 0 < self.containment_threshold <= 1:
             raise ConfigError("thresholds must lie in (0, 1]")
-        if self.content not in ("whole", "main"):
-            raise ConfigError(f"content must be 'whole' or 'main', got {self.content!r}")
+        if self.content not in CONTENTS:
+            raise ConfigError(f"content must be one of {', '.join(CONTENTS)}, got {self.content!r}")
         if not 0 < self.bag_threshold <= 1 or self.bag_max_words < 1:
             raise ConfigError("bag_threshold must lie in (0, 1] and bag_max_words be >= 1")
         if self.bag_topic_shift < 0:
@@ -179,6 +186,8 @@ class NearDupConfig:
             raise ConfigError("containment_sample must be >= 1")
         if self.max_html_bytes < 1 or self.max_token_chars < 1 or self.min_tokens < 1:
             raise ConfigError("max_html_bytes, max_token_chars and min_tokens must be >= 1")
+        if self.min_near_words < 0:
+            raise ConfigError("min_near_words must be >= 0")
         if self.rarewords_keys < 1 or self.rarewords_max_words < self.rarewords_keys:
             raise ConfigError("rarewords needs 1 <= rarewords_keys <= rarewords_max_words")
         if not 0 < self.rarewords_percentile <= 1 or not 0 < self.rarewords_threshold <= 1:
@@ -213,8 +222,8 @@ class NearDupConfig:
         return tuple(names)
 
     @property
-    def text_content(self) -> Literal["whole", "main"]:
-        """Which text is fingerprinted: the whole page or its main content."""
+    def text_content(self) -> Content:
+        """Which text is fingerprinted: the whole page, without its chrome, or its main content."""
         return self.content
 
     def replace(self, **changes: Any) -> NearDupConfig:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .config import METHOD_CHOICES, NearDupConfig
+from .config import CONTENTS, METHOD_CHOICES, NearDupConfig
 from .evaluate import MethodReport, evaluate, plot_precision_recall, read_gold
 from .idf_cli import add_weighting_options
 
@@ -23,7 +23,7 @@ def add_eval_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     command.add_argument("--method", action="append", choices=METHOD_CHOICES,
                          help="method to evaluate (repeatable; default: auto and every method)")
-    command.add_argument("--content", choices=("whole", "main"), default=None,
+    command.add_argument("--content", choices=CONTENTS, default=None,
                          help="text to fingerprint (default: the configuration's)")
     add_weighting_options(command)
     command.add_argument("--plot", type=Path, help="write the precision-recall plot (PNG) here")

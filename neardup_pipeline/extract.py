@@ -7,8 +7,10 @@ entities from a DTD, never loads external resources and never touches the networ
 
 from __future__ import annotations
 
+import enum
 import re
 import threading
+from collections import defaultdict
 from dataclasses import dataclass
 from html import unescape
 
@@ -45,6 +47,18 @@ MAX_TAG_CHARS = 65_536
 _LONG_TAG = re.compile(r"<[A-Za-z][^<>]{" + str(MAX_TAG_CHARS) + ",}")
 _TAG = re.compile(r"<[^<>]*>")  # stops at the next "<": an unclosed "<" never scans to the end
 _TITLE = re.compile(r"<title\b[^<>]*>([^<]*)", re.IGNORECASE)
+# Site chrome (see drop_chrome): the landmarks HTML and ARIA define as not the page's own content,
+# and blocks whose every word is link text (menus, breadcrumbs, link rows, tables of contents).
+_LANDMARK_TAGS = ("nav", "aside", "menu")
+_PAGE_LANDMARK_TAGS = ("header", "footer")  # the page's own; inside these, an article's
+_SECTIONING = ("article", "main", "section")
+_LANDMARK_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+_LINK_BLOCKS = ("li", "p", "div", "td", "th", "dd", "dt", "ul", "ol", "dl", "table", "tr", "span")
+_LINK_BLOCK_SET = frozenset(_LINK_BLOCKS)
+_HAS_ROLE = lxml.etree.XPath("//*[@role]")
+# Fewer words left without the link-only blocks: they were the page's content (a table of
+# contents, an index page), and only the landmarks go. The floor main-content extractors use.
+MIN_CHROMELESS_WORDS = 50
 _INVISIBLE_OPEN = re.compile(
     r"<(" + "|".join(sorted(INVISIBLE_TAGS - {"head"})) + r")\b[^<>]*>|<!--", re.IGNORECASE
 )
@@ -113,9 +127,12 @@ def html_to_text(
     encoding: str | None = None,
     max_bytes: int = 20 * 1024 * 1024,
     max_tags: int = DEFAULT_MAX_TAGS,
+    chromeless: bool = False,
 ) -> ExtractedText:
     """Visible text of an HTML page (script, style, comments and the like removed).
 
+    `chromeless`: without the site chrome (see `drop_chrome`); when that leaves fewer than
+    MIN_CHROMELESS_WORDS words, without the landmarks only; when nothing is left, whole.
     Bounded: the first `max_bytes` are read; a page with more than `max_tags` tags is read by a
     linear scan (tags stripped, entities unescaped without any DTD) instead of a tree parser.
     """
@@ -134,7 +151,14 @@ def html_to_text(
         title, text = _scan_text(html)
         return ExtractedText(text, title, used_encoding, "scan", truncated)
     try:
-        title, text = _lxml_text(html)
+        title, text = _lxml_text(html, Chrome.LINKS if chromeless else Chrome.KEEP)
+        if chromeless and len(text.split(None, MIN_CHROMELESS_WORDS)) < MIN_CHROMELESS_WORDS:
+            # Too little left: the link-only blocks were the page's content (a table of
+            # contents, an index page). The landmarks are chrome by the markup's own word;
+            # with nothing outside them (misused markup), the whole page.
+            title, text = _lxml_text(html, Chrome.LANDMARKS)
+            if not text:
+                title, text = _lxml_text(html, Chrome.KEEP)
         parser = "lxml"
     except (lxml.etree.ParserError, ValueError, RecursionError):
         if len(html) > MAX_BS4_BYTES:
@@ -168,7 +192,16 @@ def _scan_text(html: str) -> tuple[str, str]:
     return title, _collapse_spaces(unescape(text))
 
 
-def _lxml_text(html: str) -> tuple[str, str]:
+class Chrome(enum.IntEnum):
+    """How much site chrome `_lxml_text` removes."""
+
+    KEEP = 0
+    LANDMARKS = 1  # nav, aside, page-level header and footer, ARIA landmark roles
+    LINKS = 2  # and blocks whose words are all link text
+
+
+
+def _lxml_text(html: str, chrome: Chrome = Chrome.KEEP) -> tuple[str, str]:
     parser = _thread_parser()
     root = lxml.etree.fromstring(html.encode("utf-8", "replace"), parser=parser)
     if root is None:
@@ -179,12 +212,127 @@ def _lxml_text(html: str) -> tuple[str, str]:
     title_el = root.find(".//title")
     title = _collapse_spaces(_STRING_VALUE(title_el)) if title_el is not None else ""
     lxml.etree.strip_elements(root, *_DROPPED, with_tail=False)
+    if chrome:
+        roles = "role" in html  # (a regex for the attribute alone costs a scan as long)
+        drop_chrome(root, links=chrome >= Chrome.LINKS, roles=roles, read_limit=4 * len(html))
     # Block boundaries separate words, inline tags (<b>, <a>) do not: a space at the start of a
     # block's text and of its tail; then one XPath string() call instead of a Python text walk.
     for block in root.iter(*BLOCK_TAGS):
         block.text = " " + block.text if block.text else " "
         block.tail = " " + block.tail if block.tail else " "
     return title, _collapse_spaces(_STRING_VALUE(root))
+
+
+def drop_chrome(
+    root: lxml.etree._Element, links: bool = True, roles: bool = True, read_limit: int = 0,
+) -> None:
+    """Remove a page's site chrome from its tree, in place: navigation, banner, footer and
+    complementary landmarks (HTML elements and ARIA roles; a header or footer inside an article,
+    main or section is the article's own and stays) and, with `links`, every block whose words
+    are all link text. Chrome is what distinct pages of one site share and copies of one article
+    on two sites do not: with it, every short page of a site with a large menu is a
+    near-duplicate of every other, whatever the measure. `roles=False` skips the ARIA roles
+    (the caller saw no role attribute in the markup: finding them costs a pass over the tree).
+    `read_limit` (0: none) bounds the characters read to judge blocks, so nested link lists
+    cannot make the work quadratic; blocks past it are kept."""
+    # In any order: an element inside one removed before it leaves with it, and removing it
+    # from the detached subtree changes no text that is left.
+    for element in _landmarks(root, roles) + (_link_only_blocks(root, read_limit) if links else []):
+        _remove_keeping_tail(element)
+
+
+def _landmarks(root: lxml.etree._Element, roles: bool) -> list[lxml.etree._Element]:
+    found = list(root.iter(*_LANDMARK_TAGS))
+    found += [element for element in root.iter(*_PAGE_LANDMARK_TAGS)
+              if next(element.iterancestors(*_SECTIONING), None) is None]
+    if roles:
+        with_role: list[lxml.etree._Element] = _HAS_ROLE(root)  # type: ignore[assignment]
+        found += [element for element in with_role
+                  if str(element.get("role", "")).strip().lower() in _LANDMARK_ROLES]
+    return found
+
+
+def _link_only_blocks(root: lxml.etree._Element, read_limit: int = 0) -> list[lxml.etree._Element]:
+    """Blocks holding links and, outside them, no more than two characters a link (separators:
+    "Home | Docs", "A > B > C"). Linear in the page: each link counts toward its innermost
+    block, whose totals pass to the block around it; blocks are read innermost first, and one
+    with words of its own rules out the blocks around it unread."""
+    known: dict[lxml.etree._Element, tuple[lxml.etree._Element, ...]] = {}
+    chars: dict[lxml.etree._Element, int] = defaultdict(int)  # link text, per block
+    count: dict[lxml.etree._Element, int] = defaultdict(int)  # links, per block
+    for link in root.iter("a"):
+        chain = _blocks_from(link.getparent(), known)
+        if chain:
+            text = link.text or "" if len(link) == 0 else _text_of(link)
+            chars[chain[0]] += _visible_chars(text)
+            count[chain[0]] += 1
+    blocks = sorted((element for element, chain in known.items() if chain and chain[0] is element),
+                    key=lambda element: len(known[element]), reverse=True)  # deepest first
+    for block in blocks:  # totals of the blocks inside pass outward
+        if count[block] and len(known[block]) > 1:
+            chars[known[block][1]] += chars[block]
+            count[known[block][1]] += count[block]
+    found: list[lxml.etree._Element] = []
+    ruled_out: set[lxml.etree._Element] = set()
+    read = 0
+    for block in blocks:
+        outer: lxml.etree._Element | None = known[block][1] if len(known[block]) > 1 else None
+        if block in ruled_out or not count[block]:
+            if outer is not None and block in ruled_out:
+                ruled_out.add(outer)
+            continue
+        text = _text_of(block)
+        read += len(text)
+        if read_limit and read > read_limit:
+            break
+        if _visible_chars(text) - chars[block] <= 2 * count[block]:
+            found.append(block)
+        elif outer is not None:
+            ruled_out.add(outer)
+    return found
+
+
+def _blocks_from(
+    element: lxml.etree._Element | None,
+    known: dict[lxml.etree._Element, tuple[lxml.etree._Element, ...]],
+) -> tuple[lxml.etree._Element, ...]:
+    """`element` and its ancestors that are link blocks, innermost first (so a block's own
+    entry starts with itself, and its length is the block's depth). Links share their
+    parents (thirty items of one menu): each element's answer is kept in `known`, and a walk
+    stops at the first element already known (iterancestors with a tag filter is 3x slower)."""
+    walked: list[lxml.etree._Element] = []
+    while element is not None and element not in known:
+        walked.append(element)
+        element = element.getparent()
+    chain = known[element] if element is not None else ()
+    for step in reversed(walked):
+        chain = (step, *chain) if step.tag in _LINK_BLOCK_SET else chain
+        known[step] = chain
+    return chain
+
+
+def _text_of(element: lxml.etree._Element) -> str:
+    """An element's text content (the C serializer: 2x faster than an XPath string())."""
+    return lxml.etree.tostring(element, method="text", encoding="unicode", with_tail=False)
+
+
+def _visible_chars(text: str) -> int:
+    """Characters other than ASCII whitespace (str.count runs in C; split would build a list)."""
+    return len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
+
+
+def _remove_keeping_tail(element: lxml.etree._Element) -> None:
+    """Remove an element; the text after it (its tail) belongs to its parent and stays."""
+    parent = element.getparent()
+    if parent is None:
+        return
+    if element.tail:
+        previous = element.getprevious()
+        if previous is not None:
+            previous.tail = f"{previous.tail or ''} {element.tail}"
+        else:
+            parent.text = f"{parent.text or ''} {element.tail}"
+    parent.remove(element)
 
 
 def _collapse_spaces(text: object) -> str:

@@ -79,11 +79,17 @@ class Fingerprinter:
     def text_of(self, doc: Document) -> tuple[str, str, bool]:
         """(visible text, title, truncated) of a document."""
         if doc.html is not None and (doc.text is None or not str(doc.text).strip()):
-            extract = main_content_text if self.config.text_content == "main" else html_to_text
-            extracted = extract(
-                doc.html, encoding=doc.encoding, max_bytes=self.config.max_html_bytes,
-                max_tags=self.config.max_html_tags,
-            )
+            content = self.config.text_content
+            if content == "main":
+                extracted = main_content_text(
+                    doc.html, encoding=doc.encoding, max_bytes=self.config.max_html_bytes,
+                    max_tags=self.config.max_html_tags,
+                )
+            else:
+                extracted = html_to_text(
+                    doc.html, encoding=doc.encoding, max_bytes=self.config.max_html_bytes,
+                    max_tags=self.config.max_html_tags, chromeless=content == "chromeless",
+                )
             return extracted.text, extracted.title, extracted.truncated
         text = doc.text or ""
         if isinstance(text, bytes):

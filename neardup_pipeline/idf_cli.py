@@ -7,7 +7,7 @@ import json
 import time
 
 from .anchors_cli import add_fit_command, corpus_texts
-from .config import NearDupConfig
+from .config import CONTENTS, NearDupConfig
 from .idf import fit_texts
 
 
@@ -28,7 +28,7 @@ def add_idf_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                          help="store words in at least this many documents (others count as 1)")
     fit_cmd.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
     fit_cmd.add_argument("--hash", choices=("rabin", "xxh64"), default="rabin")
-    fit_cmd.add_argument("--content", choices=("whole", "main"), default="whole")
+    fit_cmd.add_argument("--content", choices=CONTENTS, default=NearDupConfig.content)
     fit_cmd.set_defaults(func=cmd_idf_fit)
 
 

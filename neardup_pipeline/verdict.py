@@ -235,6 +235,7 @@ class Deduplicator:
         cand_sigs = self._decoded(entry)
         sims: dict[str, float] = {}
         best: _Match | None = None
+        exact_only = self._too_short(fp, entry)
         for name, method in self.fingerprinter.methods.items():
             if name not in cand_sigs or name not in fp.signatures:
                 continue
@@ -244,9 +245,18 @@ class Deduplicator:
             warming_up = getattr(method, "warming_up", None)  # DF too young to decide on
             if warming_up is not None and warming_up(fp.signatures[name]):
                 continue
+            if exact_only and entry.meta.get("content_hash") != fp.content_hash:
+                continue
             if duplicate and (best is None or sim > best.similarity):
                 best = _Match(entry.doc_id, cluster_of(entry), name, sim)
         return sims, best
+
+    def _too_short(self, fp: Fingerprint, entry: IndexEntry) -> bool:
+        """Either side has fewer than min_near_words words (entries stored before the word
+        count was kept count as long)."""
+        floor = self.fingerprinter.config.min_near_words
+        stored = entry.meta.get("words")
+        return fp.word_count < floor or (isinstance(stored, int) and stored < floor)
 
     def _decoded(self, entry: IndexEntry) -> dict[str, Any]:
         """A stored entry's signatures, decoded once: the same originals are candidates again and
@@ -272,6 +282,7 @@ class Deduplicator:
             "url": url,
             "added": time.time(),
             "content_hash": fp.content_hash,  # re-crawl: tells a changed page from the same one
+            "words": fp.word_count,  # short pages match exact copies only (min_near_words)
         }
         if verdict.to_original:
             meta["to_original"] = to_original_meta(verdict.to_original, verdict.original_hash)

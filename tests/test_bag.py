@@ -109,7 +109,8 @@ def test_band_keys_and_round_trip() -> None:
 def test_auto_preset_expands() -> None:
     config = NearDupConfig()
     assert config.methods == ("auto",) and config.method_names == ("simhash", "bag")
-    assert config.text_content == "whole" and config.replace(content="main").text_content == "main"
+    assert config.text_content == "chromeless"
+    assert config.replace(content="main").text_content == "main"
     assert NearDupConfig(methods=("auto", "minhash")).method_names == ("simhash", "bag", "minhash")
     with pytest.raises(ConfigError, match="bag_bands"):
         NearDupConfig(bag_bands=5)
