@@ -52,6 +52,7 @@ _TITLE = re.compile(r"<title\b[^<>]*>([^<]*)", re.IGNORECASE)
 _LANDMARK_TAGS = ("nav", "aside", "menu")
 _PAGE_LANDMARK_TAGS = ("header", "footer")  # the page's own; inside these, an article's
 _SECTIONING = ("article", "main", "section")
+_MAIN_TAGS = ("main", "article")  # where a page says its own content is
 _LANDMARK_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
 _LINK_BLOCKS = ("li", "p", "div", "td", "th", "dd", "dt", "ul", "ol", "dl", "table", "tr", "span")
 _LINK_BLOCK_SET = frozenset(_LINK_BLOCKS)
@@ -151,14 +152,15 @@ def html_to_text(
         title, text = _scan_text(html)
         return ExtractedText(text, title, used_encoding, "scan", truncated)
     try:
-        title, text = _lxml_text(html, Chrome.LINKS if chromeless else Chrome.KEEP)
-        if chromeless and len(text.split(None, MIN_CHROMELESS_WORDS)) < MIN_CHROMELESS_WORDS:
-            # Too little left: the link-only blocks were the page's content (a table of
-            # contents, an index page). The landmarks are chrome by the markup's own word;
-            # with nothing outside them (misused markup), the whole page.
-            title, text = _lxml_text(html, Chrome.LANDMARKS)
+        title, text, marked = _lxml_text(html, Chrome.LINKS if chromeless else Chrome.KEEP)
+        short = len(text.split(None, MIN_CHROMELESS_WORDS)) < MIN_CHROMELESS_WORDS
+        if chromeless and (not text or (short and not marked)):
+            # Too little left, on a page that does not mark its main content: the link-only
+            # blocks were the content (a table of contents, an index page). The landmarks are
+            # chrome by the markup's own word; with nothing outside them, the whole page.
+            title, text, _ = _lxml_text(html, Chrome.LANDMARKS)
             if not text:
-                title, text = _lxml_text(html, Chrome.KEEP)
+                title, text, _ = _lxml_text(html, Chrome.KEEP)
         parser = "lxml"
     except (lxml.etree.ParserError, ValueError, RecursionError):
         if len(html) > MAX_BS4_BYTES:
@@ -201,31 +203,34 @@ class Chrome(enum.IntEnum):
 
 
 
-def _lxml_text(html: str, chrome: Chrome = Chrome.KEEP) -> tuple[str, str]:
+def _lxml_text(html: str, chrome: Chrome = Chrome.KEEP) -> tuple[str, str, bool]:
+    """(title, text, whether the page marks its main content: see drop_chrome)."""
     parser = _thread_parser()
     root = lxml.etree.fromstring(html.encode("utf-8", "replace"), parser=parser)
     if root is None:
-        return "", ""
+        return "", "", False
     if any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log):
         # libxml2 stops at 2048 levels of nesting and drops the rest: let bs4 read it all.
         raise ValueError("markup nested beyond libxml2's depth limit")
     title_el = root.find(".//title")
     title = _collapse_spaces(_STRING_VALUE(title_el)) if title_el is not None else ""
     lxml.etree.strip_elements(root, *_DROPPED, with_tail=False)
+    marked = False
     if chrome:
         roles = "role" in html  # (a regex for the attribute alone costs a scan as long)
-        drop_chrome(root, links=chrome >= Chrome.LINKS, roles=roles, read_limit=4 * len(html))
+        marked = drop_chrome(root, links=chrome >= Chrome.LINKS, roles=roles,
+                             read_limit=4 * len(html))
     # Block boundaries separate words, inline tags (<b>, <a>) do not: a space at the start of a
     # block's text and of its tail; then one XPath string() call instead of a Python text walk.
     for block in root.iter(*BLOCK_TAGS):
         block.text = " " + block.text if block.text else " "
         block.tail = " " + block.tail if block.tail else " "
-    return title, _collapse_spaces(_STRING_VALUE(root))
+    return title, _collapse_spaces(_STRING_VALUE(root)), marked
 
 
 def drop_chrome(
     root: lxml.etree._Element, links: bool = True, roles: bool = True, read_limit: int = 0,
-) -> None:
+) -> bool:
     """Remove a page's site chrome from its tree, in place: navigation, banner, footer and
     complementary landmarks (HTML elements and ARIA roles; a header or footer inside an article,
     main or section is the article's own and stays) and, with `links`, every block whose words
@@ -234,22 +239,38 @@ def drop_chrome(
     near-duplicate of every other, whatever the measure. `roles=False` skips the ARIA roles
     (the caller saw no role attribute in the markup: finding them costs a pass over the tree).
     `read_limit` (0: none) bounds the characters read to judge blocks, so nested link lists
-    cannot make the work quadratic; blocks past it are kept."""
+    cannot make the work quadratic; blocks past it are kept.
+    A page that marks its main content (`main`, `article`, role main) says where its content
+    is: link-only blocks inside it (a table of contents) stay. Returns whether it does."""
+    with_role: list[lxml.etree._Element] = _HAS_ROLE(root) if roles else []  # type: ignore[assignment]
+    regions = set(root.iter(*_MAIN_TAGS))
+    regions.update(e for e in with_role if _role(e) == "main")
+    found = _landmarks(root, with_role)
+    if links:
+        found += [block for block in _link_only_blocks(root, read_limit)
+                  if not regions or not _inside(block, regions)]
     # In any order: an element inside one removed before it leaves with it, and removing it
     # from the detached subtree changes no text that is left.
-    for element in _landmarks(root, roles) + (_link_only_blocks(root, read_limit) if links else []):
+    for element in found:
         _remove_keeping_tail(element)
+    return bool(regions)
 
 
-def _landmarks(root: lxml.etree._Element, roles: bool) -> list[lxml.etree._Element]:
+def _landmarks(
+    root: lxml.etree._Element, with_role: list[lxml.etree._Element],
+) -> list[lxml.etree._Element]:
     found = list(root.iter(*_LANDMARK_TAGS))
     found += [element for element in root.iter(*_PAGE_LANDMARK_TAGS)
               if next(element.iterancestors(*_SECTIONING), None) is None]
-    if roles:
-        with_role: list[lxml.etree._Element] = _HAS_ROLE(root)  # type: ignore[assignment]
-        found += [element for element in with_role
-                  if str(element.get("role", "")).strip().lower() in _LANDMARK_ROLES]
-    return found
+    return found + [element for element in with_role if _role(element) in _LANDMARK_ROLES]
+
+
+def _inside(element: lxml.etree._Element, regions: set[lxml.etree._Element]) -> bool:
+    return element in regions or any(a in regions for a in element.iterancestors())
+
+
+def _role(element: lxml.etree._Element) -> str:
+    return str(element.get("role", "")).strip().lower()
 
 
 def _link_only_blocks(root: lxml.etree._Element, read_limit: int = 0) -> list[lxml.etree._Element]:

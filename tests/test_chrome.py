@@ -91,6 +91,21 @@ def test_a_table_of_contents_is_the_pages_content() -> None:
     assert len(text.split()) > MIN_CHROMELESS_WORDS
 
 
+def test_a_page_that_marks_its_main_content_keeps_the_links_inside_it_only() -> None:
+    """`main`, `article` or role main says where the content is: link-only blocks inside stay
+    (a table of contents), those outside go however little is left (no floor to fall back on)."""
+    menu = "<div class='menu'>" + "".join(f"<div><a href='/s{i}'>Section {i} of the site</a></div>"
+                                          for i in range(30)) + "</div>"
+    toc = "<ul>" + "".join(f"<li><a href='/c{i}'>Chapter {i}</a></li>" for i in range(5)) + "</ul>"
+    for region in ("<main>{}</main>", "<article>{}</article>", "<div role='main'>{}</div>"):
+        text = chromeless(page(menu + region.format("<h1>Contents</h1>" + toc)))
+        assert text == "Contents Chapter 0 Chapter 1 Chapter 2 Chapter 3 Chapter 4"
+        short = chromeless(page(menu + region.format("<p>This page has moved.</p>")))
+        assert short == "This page has moved."
+    all_links = page(menu + "<main>" + toc + "</main>")
+    assert "Chapter 4" in chromeless(all_links) and "Section 1 " not in chromeless(all_links)
+
+
 def test_a_page_that_is_all_chrome_keeps_its_whole_text() -> None:
     html = page("<nav><ul><li><a>Home</a></li><li><a>About us</a></li></ul></nav>")
     assert chromeless(html) == "Home About us" == html_to_text(html).text
