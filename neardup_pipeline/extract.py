@@ -159,12 +159,14 @@ def html_to_text(
         title, text, marked = _lxml_text(data, Chrome.LINKS if chromeless else Chrome.KEEP, roles)
         short = len(text.split(None, MIN_CHROMELESS_WORDS)) < MIN_CHROMELESS_WORDS
         if chromeless and (not text or (short and not marked)):
-            # Too little left, on a page that does not mark its main content: the link-only
-            # blocks were the content (a table of contents, an index page). The landmarks are
-            # chrome by the markup's own word; with nothing outside them, the whole page.
-            title, text, _ = _lxml_text(data, Chrome.LANDMARKS, roles)
-            if not text:
-                title, text, _ = _lxml_text(data, Chrome.KEEP, roles)
+            # Too little left, on a page that does not mark its main content: link-only blocks
+            # were the content (a table of contents, an index page). Those before the page's
+            # title are still a menu; the landmarks are chrome by the markup's own word. With
+            # nothing left, the whole page.
+            for level in (Chrome.LINKS_BEFORE_TITLE, Chrome.LANDMARKS, Chrome.KEEP):
+                title, text, _ = _lxml_text(data, level, roles)
+                if text:
+                    break
         parser = "lxml"
     except (lxml.etree.ParserError, ValueError, RecursionError):
         html = _CONTROL.sub(" ", html)
@@ -204,7 +206,8 @@ class Chrome(enum.IntEnum):
 
     KEEP = 0
     LANDMARKS = 1  # nav, aside, page-level header and footer, ARIA landmark roles
-    LINKS = 2  # and blocks whose words are all link text
+    LINKS_BEFORE_TITLE = 2  # and the link-only blocks before the page's title (h1, else h2)
+    LINKS = 3  # and every block whose words are all link text
 
 
 
@@ -225,8 +228,9 @@ def _lxml_text(
     lxml.etree.strip_elements(root, *_DROPPED, with_tail=False)
     marked = False
     if chrome:
-        marked = drop_chrome(root, links=chrome >= Chrome.LINKS, roles=roles,
-                             read_limit=4 * len(data))
+        marked = drop_chrome(root, links=chrome >= Chrome.LINKS_BEFORE_TITLE, roles=roles,
+                             read_limit=4 * len(data),
+                             before_title_only=chrome == Chrome.LINKS_BEFORE_TITLE)
     # Block boundaries separate words, inline tags (<b>, <a>) do not: a space at the start of a
     # block's text and of its tail; then one XPath string() call instead of a Python text walk.
     for block in root.iter(*BLOCK_TAGS):
@@ -237,6 +241,7 @@ def _lxml_text(
 
 def drop_chrome(
     root: lxml.etree._Element, links: bool = True, roles: bool = True, read_limit: int = 0,
+    before_title_only: bool = False,
 ) -> bool:
     """Remove a page's site chrome from its tree, in place: navigation, banner, footer and
     complementary landmarks (HTML elements and ARIA roles; a header or footer inside an article,
@@ -248,14 +253,17 @@ def drop_chrome(
     `read_limit` (0: none) bounds the characters read to judge blocks, so nested link lists
     cannot make the work quadratic; blocks past it are kept.
     A page that marks its main content (`main`, `article`, role main) says where its content
-    is: link-only blocks inside it (a table of contents) stay. Returns whether it does."""
+    is: link-only blocks inside it (a table of contents) stay. Returns whether it does.
+    `before_title_only`: only the link-only blocks before the page's title go (a menu precedes
+    the title it serves; a table of contents follows it)."""
     with_role: list[lxml.etree._Element] = _HAS_ROLE(root) if roles else []  # type: ignore[assignment]
     regions = set(root.iter(*_MAIN_TAGS))
     regions.update(e for e in with_role if _role(e) == "main")
     found = _landmarks(root, with_role)
     if links:
-        found += [block for block in _link_only_blocks(root, read_limit)
+        blocks = [block for block in _link_only_blocks(root, read_limit)
                   if not regions or not _inside(block, regions)]
+        found += _before_title(root, blocks) if before_title_only else blocks
     # In any order: an element inside one removed before it leaves with it, and removing it
     # from the detached subtree changes no text that is left.
     for element in found:
@@ -270,6 +278,25 @@ def _landmarks(
     found += [element for element in root.iter(*_PAGE_LANDMARK_TAGS)
               if next(element.iterancestors(*_SECTIONING), None) is None]
     return found + [element for element in with_role if _role(element) in _LANDMARK_ROLES]
+
+
+def _before_title(
+    root: lxml.etree._Element, blocks: list[lxml.etree._Element],
+) -> list[lxml.etree._Element]:
+    """The blocks that come before the page's title, its first h1 (else h2) with words outside
+    links (a logo in an h1 link is no title), in document order."""
+    title = next((h for tag in ("h1", "h2") for h in root.iter(tag)
+                  if _visible_chars(_text_of(h)) > sum(
+                      _visible_chars(_text_of(a)) for a in h.iter("a"))), None)
+    if title is None:
+        return []
+    around = set(title.iterancestors())
+    before: set[lxml.etree._Element] = set()
+    for element in root.iter():
+        if element is title:
+            break
+        before.add(element)
+    return [block for block in blocks if block in before and block not in around]
 
 
 def _inside(element: lxml.etree._Element, regions: set[lxml.etree._Element]) -> bool:
