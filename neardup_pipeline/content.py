@@ -1,9 +1,11 @@
-"""Main content of a page (the article, not its site chrome) with the whole page as fallback.
+"""Main content of a page (the article, not its site chrome) with the chromeless page as fallback.
 
 trafilatura (maintained, lxml-based) finds the main text; when it finds too little, compared with
-the whole page, the whole page is used instead, so an unusual layout never loses its text. Site
-chrome (navigation, sidebars, footers) is what makes distinct pages of one site look alike and
-syndicated copies of one article look different; removing it helps both ways.
+the page without its chrome (extract.drop_chrome), that text is used instead, so an unusual layout
+never loses its text. Compared with the whole page, a short article under a big menu was "too
+little" and fell back to the menu and all. Site chrome (navigation, sidebars, footers) is what
+makes distinct pages of one site look alike and syndicated copies of one article look different;
+removing it helps both ways.
 """
 
 from __future__ import annotations
@@ -30,22 +32,24 @@ def main_content_text(
     min_words: int = 50,
     min_share: float = 0.2,
 ) -> ExtractedText:
-    """The page's main text, or its whole visible text when the main text is too small.
+    """The page's main text, or its chromeless text when the main text is too small.
 
-    Too small: fewer than `min_words` words, or under `min_share` of the whole page's words
+    Too small: fewer than `min_words` words, or under `min_share` of the chromeless page's words
     (extractors sometimes keep one block of a long page).
     """
-    whole = html_to_text(html, encoding=encoding, max_bytes=max_bytes, max_tags=max_tags)
-    if len(html) > MAX_MAIN_CONTENT_BYTES or not whole.text or whole.parser == "scan":
-        return whole
+    lean = html_to_text(html, encoding=encoding, max_bytes=max_bytes, max_tags=max_tags,
+                        chromeless=True)
+    if (len(html) > MAX_MAIN_CONTENT_BYTES or lean.parser == "scan"
+            or len(lean.text.split(None, min_words)) < min_words):
+        return lean  # under min_words without its chrome: nothing for an extractor to find
     markup = decode_html(html, encoding)[0] if isinstance(html, bytes) else html
     main = _trafilatura_text(markup)
     if main is None:
-        return whole
-    main_words, whole_words = len(_WORD.findall(main)), len(_WORD.findall(whole.text))
-    if main_words < min(min_words, whole_words) or main_words < min_share * whole_words:
-        return whole
-    return ExtractedText(main, whole.title, whole.encoding, "trafilatura", whole.truncated)
+        return lean
+    main_words, lean_words = len(_WORD.findall(main)), len(_WORD.findall(lean.text))
+    if main_words < min(min_words, lean_words) or main_words < min_share * lean_words:
+        return lean
+    return ExtractedText(main, lean.title, lean.encoding, "trafilatura", lean.truncated)
 
 
 def _trafilatura_text(markup: str) -> str | None:

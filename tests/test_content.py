@@ -42,3 +42,11 @@ def test_bytes_are_decoded_first() -> None:
     body = "<p>" + "Привет мир, это длинный текст о базах данных. " * 30 + "</p>"
     html = ('<meta charset="windows-1251">' + page(body)).encode("cp1251")
     assert "Привет мир" in main_content_text(html).text
+
+
+def test_a_short_article_under_a_big_menu_falls_back_to_its_chromeless_text() -> None:
+    """"Too little" is measured against the page without its chrome: against the whole page, a
+    short article under a menu of 30 links fell back to the menu and all."""
+    own = "<p>Only a few words of our own here.</p>"
+    extracted = main_content_text(page(CHROME + own + FOOTER))
+    assert extracted.text == "Only a few words of our own here."
