@@ -76,7 +76,7 @@ class NearDupConfig:
     min_near_words: int = 0
     # chromeless: the page without its site chrome (landmarks, link-only blocks; extract.py), so
     # distinct short pages of a site with a big menu do not collide. whole: every visible word.
-    # main: the main content (trafilatura; whole page as fallback), ~20-90 ms a page.
+    # main: the main content (trafilatura; the chromeless text as fallback), ~20-90 ms a page.
     content: Content = "chromeless"
     # Simhash (Charikar; Manku et al. 2007)
     hash: HashName = "rabin"

@@ -59,8 +59,9 @@ _LANDMARK_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementa
 _LINK_BLOCKS = ("li", "p", "div", "td", "th", "dd", "dt", "ul", "ol", "dl", "table", "tr", "span")
 _LINK_BLOCK_SET = frozenset(_LINK_BLOCKS)
 _HAS_ROLE = lxml.etree.XPath("//*[@role]")
-# Fewer words left without the link-only blocks: they were the page's content (a table of
-# contents, an index page), and only the landmarks go. The floor main-content extractors use.
+# Fewer words left without the link-only blocks, on a page that does not mark its main content:
+# they may have been its content (a table of contents, an index page), and only those before the
+# page's title go, with the landmarks. The floor main-content extractors use.
 MIN_CHROMELESS_WORDS = 50
 _INVISIBLE_OPEN = re.compile(
     r"<(" + "|".join(sorted(INVISIBLE_TAGS - {"head"})) + r")\b[^<>]*>|<!--", re.IGNORECASE
@@ -135,7 +136,8 @@ def html_to_text(
     """Visible text of an HTML page (script, style, comments and the like removed).
 
     `chromeless`: without the site chrome (see `drop_chrome`); when that leaves fewer than
-    MIN_CHROMELESS_WORDS words, without the landmarks only; when nothing is left, whole.
+    MIN_CHROMELESS_WORDS words on a page that does not mark its main content, without the
+    landmarks and the link-only blocks before the title only; when nothing is left, whole.
     Bounded: the first `max_bytes` are read; a page with more than `max_tags` tags is read by a
     linear scan (tags stripped, entities unescaped without any DTD) instead of a tree parser.
     """
@@ -154,11 +156,11 @@ def html_to_text(
     if html.count("<") > max_tags or _LONG_TAG.search(html):
         title, text = _scan_text(_CONTROL.sub(" ", html))
         return ExtractedText(text, title, used_encoding, "scan", truncated)
-    roles = "role" in html  # (a regex for the attribute alone costs a scan as long)
+    roles = chromeless and "role" in html  # (a regex for the attribute costs a scan as long)
     try:
         title, text, marked = _lxml_text(data, Chrome.LINKS if chromeless else Chrome.KEEP, roles)
-        short = len(text.split(None, MIN_CHROMELESS_WORDS)) < MIN_CHROMELESS_WORDS
-        if chromeless and (not text or (short and not marked)):
+        if chromeless and (not text or (not marked and len(
+                text.split(None, MIN_CHROMELESS_WORDS)) < MIN_CHROMELESS_WORDS)):
             # Too little left, on a page that does not mark its main content: link-only blocks
             # were the content (a table of contents, an index page). Those before the page's
             # title are still a menu; the landmarks are chrome by the markup's own word. With
@@ -208,7 +210,6 @@ class Chrome(enum.IntEnum):
     LANDMARKS = 1  # nav, aside, page-level header and footer, ARIA landmark roles
     LINKS_BEFORE_TITLE = 2  # and the link-only blocks before the page's title (h1, else h2)
     LINKS = 3  # and every block whose words are all link text
-
 
 
 def _lxml_text(

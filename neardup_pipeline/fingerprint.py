@@ -80,16 +80,13 @@ class Fingerprinter:
         """(visible text, title, truncated) of a document."""
         if doc.html is not None and (doc.text is None or not str(doc.text).strip()):
             content = self.config.text_content
-            if content == "main":
-                extracted = main_content_text(
-                    doc.html, encoding=doc.encoding, max_bytes=self.config.max_html_bytes,
-                    max_tags=self.config.max_html_tags,
-                )
-            else:
-                extracted = html_to_text(
-                    doc.html, encoding=doc.encoding, max_bytes=self.config.max_html_bytes,
-                    max_tags=self.config.max_html_tags, chromeless=content == "chromeless",
-                )
+            limits: dict[str, Any] = {"encoding": doc.encoding,
+                                      "max_bytes": self.config.max_html_bytes,
+                                      "max_tags": self.config.max_html_tags}
+            extracted = (
+                main_content_text(doc.html, **limits) if content == "main"
+                else html_to_text(doc.html, chromeless=content == "chromeless", **limits)
+            )
             return extracted.text, extracted.title, extracted.truncated
         text = doc.text or ""
         if isinstance(text, bytes):
