@@ -30,7 +30,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -216,37 +216,35 @@ class SqliteIndex:
         return found
 
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
-        wanted = list(dict.fromkeys(ids))
-        with self._lock:
-            self._current_caches()
-            result = self._entry_cache.pick(wanted)
-            rest = [doc_id for doc_id in wanted if doc_id not in result]
-            for doc_id, signatures, meta in _select_in(
-                self._db, "SELECT doc_id, signatures, meta FROM docs WHERE doc_id IN ({})", rest
-            ):
-                meta_obj = json.loads(meta)
-                keys = meta_obj.pop("_keys", {})
-                entry = IndexEntry(doc_id, json.loads(signatures), keys, meta_obj)
-                result[doc_id] = self._entry_cache.put(doc_id, entry, len(signatures) + len(meta))
-        return result
+        return self._read_through(
+            self._entry_cache, "SELECT doc_id, signatures, meta FROM docs WHERE doc_id IN ({})",
+            ids, _entry_row,
+        )
 
     def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
         """Each id's membership from its own small table: grouping a lookup's candidates reads
         neither signatures nor the metadata JSON (a column after them in `docs` would be read
         through the signatures' overflow pages)."""
+        return self._read_through(
+            self._membership_cache,
+            "SELECT doc_id, cluster, to_original FROM memberships WHERE doc_id IN ({})",
+            ids, _membership_row,
+        )
+
+    def _read_through(
+        self, cache: _Recent[V], sql: str, ids: Iterable[str],
+        decode: Callable[[Any], tuple[V, int]],
+    ) -> dict[str, V]:
+        """The ids' values held in `cache`, the others read by `sql` (doc_id first, one "{}"
+        for the id marks) through `decode` (value, cache weight) and kept; unknown ids left
+        out."""
         wanted = list(dict.fromkeys(ids))
         with self._lock:
             self._current_caches()
-            result = self._membership_cache.pick(wanted)
-            rest = [doc_id for doc_id in wanted if doc_id not in result]
-            for doc_id, cluster, to_original in _select_in(
-                self._db, "SELECT doc_id, cluster, to_original FROM memberships"
-                " WHERE doc_id IN ({})", rest,
-            ):
-                found = membership_from(
-                    doc_id, cluster, json.loads(to_original) if to_original else None
-                )
-                result[doc_id] = self._membership_cache.put(doc_id, found)
+            result = cache.pick(wanted)
+            for row in _select_in(self._db, sql, [i for i in wanted if i not in result]):
+                value, weight = decode(row)
+                result[row[0]] = cache.put(row[0], value, weight)
         return result
 
     def _current_caches(self) -> None:
@@ -530,6 +528,20 @@ class _Recent(dict[str, V]):
     def _drop(self, key: str) -> None:
         if self.pop(key, None) is not None:
             self._total -= self._weights.pop(key)
+
+
+def _entry_row(row: Any) -> tuple[IndexEntry, int]:
+    """A `docs` row as an entry, weighed by its stored JSON's size."""
+    doc_id, signatures, meta = row
+    meta_obj = json.loads(meta)
+    keys = meta_obj.pop("_keys", {})
+    return IndexEntry(doc_id, json.loads(signatures), keys, meta_obj), len(signatures) + len(meta)
+
+
+def _membership_row(row: Any) -> tuple[Membership, int]:
+    """A `memberships` row as a membership (weight 1)."""
+    doc_id, cluster, to_original = row
+    return membership_from(doc_id, cluster, json.loads(to_original) if to_original else None), 1
 
 
 def _fill_memberships(db: sqlite3.Connection) -> None:
