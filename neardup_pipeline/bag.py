@@ -11,6 +11,11 @@ the same words, one key term swapped). So a match must also keep some word order
 of the two pages' 3-word shingle sets, estimated from 84 more minimums, must reach
 `order_threshold`. A 5% word edit keeps about 0.59 of them (0.54 at the 10th percentile); the
 template twins of the PostgreSQL manual fall below 0.5 in 59 of 64 cases.
+
+Below that, a page reworded by 10% (0.39 of its shingles kept) and a template twin (0.33) look
+alike to shingles. There the two pages' word sequences (the first `reword_words`, as 32-bit codes)
+are aligned, and the match stands only when the differences are scattered edits of single words,
+none repeated (reword.py): a twin swaps the same term again and again, or has passages of its own.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from .minhash import FAMILY_VERSION, _fmix64, chunk_hashes, hash_family, min_has
 from .rabin import U64Array
 from .rarewords import sorted_intersection
 from .rarewords import weighted_jaccard as weighted_set_jaccard
+from .reword import RewordRule, U32Array, edit_pattern, word_codes
 from .shingles import ShingleHasher
 
 F32Array = npt.NDArray[np.float32]
@@ -34,13 +40,15 @@ F32Array = npt.NDArray[np.float32]
 
 @dataclass(frozen=True)
 class BagSignature:
-    """Distinct word hashes (sorted), their log-TF weights, the word set's 84 minimums (lookup)
-    and the 3-word shingle set's 84 minimums (word-order check)."""
+    """Distinct word hashes (sorted), their log-TF weights, the word set's 84 minimums (lookup),
+    the 3-word shingle set's 84 minimums (word-order check) and the words in order, as codes
+    (rewording check)."""
 
     words: U64Array = field(compare=False)
     weights: F32Array = field(compare=False)
     minimums: U64Array = field(compare=False)
     order: U64Array = field(compare=False)
+    sequence: U32Array = field(compare=False, default_factory=lambda: np.zeros(0, np.uint32))
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -116,6 +124,8 @@ class BagMethod:
     order_threshold: float = 0.5  # resemblance of 3-word shingles that confirms a bag match
     order_shingle: int = 3
     topic_shift: float = 0.0  # > 0: both pages leaning this much on their own term are twins
+    reword: RewordRule | None = field(default_factory=RewordRule)  # None: order check alone
+    reword_words: int = 2048  # words kept in order for the rewording check
     seed: int = 19970101
     name: str = "bag"
 
@@ -132,7 +142,11 @@ class BagMethod:
                 "family": f"a*fmix64(x)+b v{FAMILY_VERSION}",
                 "max_words": self.max_words, "seed": self.seed, "weights": "1+ln(tf)",
                 "order_threshold": self.order_threshold, "order_shingle": self.order_shingle,
-                "topic_shift": self.topic_shift}
+                "topic_shift": self.topic_shift,
+                "reword": None if self.reword is None else {
+                    "max_changed": self.reword.max_changed, "max_run": self.reword.max_run,
+                    "max_repeats": self.reword.max_repeats, "words": self.reword_words,
+                    "alignment": "levenshtein", "codes": "fmix64(word)>>32"}}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> BagSignature:
         # Word fingerprints are Rabin residues, linear and (for short words) the bytes themselves:
@@ -142,7 +156,8 @@ class BagMethod:
         a, b = self._family
         shingles = hasher.shingle_hashes(words, self.order_shingle)
         return BagSignature(
-            bag, weights, min_hashes(bag, a, b), min_hashes(shingles, a, b)
+            bag, weights, min_hashes(bag, a, b), min_hashes(shingles, a, b),
+            word_codes(hashes, self.reword_words),
         )
 
     def keys(self, signature: BagSignature) -> list[str]:
@@ -154,6 +169,7 @@ class BagMethod:
             "weights": _b64(signature.weights.astype(">f2")),  # 3 significant digits suffice
             "minimums": _b64(signature.minimums.astype(">u8")),
             "order": _b64(signature.order.astype(">u8")),
+            "sequence": _b64(signature.sequence.astype(">u4")),
         }
 
     def decode(self, stored: object) -> BagSignature:
@@ -163,6 +179,7 @@ class BagMethod:
             np.frombuffer(base64.b64decode(stored["weights"]), ">f2").astype(np.float32),
             np.frombuffer(base64.b64decode(stored["minimums"]), ">u8").astype(np.uint64),
             np.frombuffer(base64.b64decode(stored["order"]), ">u8").astype(np.uint64),
+            np.frombuffer(base64.b64decode(stored["sequence"]), ">u4").astype(np.uint32),
         )
 
     def similarity(self, a: BagSignature, b: BagSignature) -> float:
@@ -177,14 +194,17 @@ class BagMethod:
         return self.threshold
 
     def judge(self, a: BagSignature, b: BagSignature) -> tuple[float, bool]:
-        """Similarity and verdict in one pass: the order and twin checks only run on a bag
-        that already matches."""
+        """Similarity and verdict in one pass: the order, rewording and twin checks only run on a
+        bag that already matches."""
         similarity = weighted_jaccard(a, b)
         return similarity, (
             similarity >= self.threshold
-            and resemblance(a.order, b.order) >= self.order_threshold
+            and (resemblance(a.order, b.order) >= self.order_threshold or self._reworded(a, b))
             and not (self.topic_shift and topic_shift(a, b, self.max_words) >= self.topic_shift)
         )
+
+    def _reworded(self, a: BagSignature, b: BagSignature) -> bool:
+        return self.reword is not None and self.reword.allows(edit_pattern(a.sequence, b.sequence))
 
     def explain(self, a: BagSignature, b: BagSignature) -> dict[str, object]:
         shared = len(sorted_intersection(a.words, b.words)[0])
@@ -196,6 +216,7 @@ class BagMethod:
             "topic_shift": round(topic_shift(a, b, self.max_words), 4),
             "threshold": self.threshold, "order_threshold": self.order_threshold,
             "topic_shift_limit": self.topic_shift,
+            "edits": edit_pattern(a.sequence, b.sequence).as_dict(),
         }
 
 

@@ -98,6 +98,10 @@ class NearDupConfig:
     bag_max_words: int = 4096
     bag_order_threshold: float = 0.5  # 3-word shingle resemblance that confirms a bag match
     bag_topic_shift: float = 0.0  # > 0: pages both leaning this much on own terms are twins
+    # Below the order threshold: a match when the words differ in scattered single-word edits,
+    # none repeated, on at most this share of the (canonical) words; 0 turns the check off
+    bag_reword_max_changed: float = 0.3
+    bag_reword_max_run: float = 2.0  # mean length of a differing run, in words
     mode: Mode = "resemblance"  # containment: flag a document mostly contained in an earlier one
     containment_threshold: float = 0.8
     containment_sample: int = 8  # containment keys: shingles whose hash is 0 mod this
@@ -176,6 +180,9 @@ class NearDupConfig:
             raise ConfigError("bag_threshold must lie in (0, 1] and bag_max_words be >= 1")
         if self.bag_topic_shift < 0:
             raise ConfigError("bag_topic_shift must be >= 0 (0 turns the template-twin check off)")
+        if not 0 <= self.bag_reword_max_changed <= 1 or self.bag_reword_max_run < 1:
+            raise ConfigError("bag_reword_max_changed must lie in [0, 1] (0: off) and "
+                              "bag_reword_max_run be >= 1")
         if self.bag_bands < 1 or 84 % self.bag_bands:
             raise ConfigError("bag_bands must divide the 84 word-set minimums (e.g. 21, 14, 12)")
         if self.mode not in ("resemblance", "containment"):

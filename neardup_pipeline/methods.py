@@ -12,6 +12,7 @@ from .idf import IdfTable, IdfTableError
 from .minhash import MinhashMethod
 from .normalize import Normalizer
 from .rarewords import RarewordsMethod
+from .reword import RewordRule
 from .shingles import ShingleHasher
 from .simhash import SimhashMethod
 
@@ -58,6 +59,8 @@ def build_methods(
             threshold=config.bag_threshold, bands=config.bag_bands,
             max_words=config.bag_max_words, order_threshold=config.bag_order_threshold,
             topic_shift=config.bag_topic_shift,
+            reword=RewordRule(config.bag_reword_max_changed, config.bag_reword_max_run)
+            if config.bag_reword_max_changed else None,
         ),
         "simhash": lambda: SimhashMethod(
             shingle=config.simhash_shingle, k=config.simhash_k, blocks=config.simhash_blocks,
