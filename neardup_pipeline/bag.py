@@ -204,7 +204,7 @@ class BagMethod:
         )
 
     def _reworded(self, a: BagSignature, b: BagSignature) -> bool:
-        return self.reword is not None and self.reword.allows(edit_pattern(a.sequence, b.sequence))
+        return self.reword is not None and self.reword.reworded(a.sequence, b.sequence)
 
     def explain(self, a: BagSignature, b: BagSignature) -> dict[str, object]:
         shared = len(sorted_intersection(a.words, b.words)[0])

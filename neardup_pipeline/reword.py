@@ -47,6 +47,15 @@ class RewordRule:
         return (pattern.changed <= self.max_changed and pattern.mean_run <= self.max_run
                 and pattern.repeated_swap <= self.max_repeats)
 
+    def reworded(self, a: U32Array, b: U32Array) -> bool:
+        """Whether `b` is `a` reworded: the edit distance alone (bit-parallel, stopped at the
+        limit) turns most other pages away before the alignment is built."""
+        left, right = a.tolist(), b.tolist()
+        limit = int(self.max_changed * max(len(left), len(right)))
+        if Levenshtein.distance(left, right, score_cutoff=limit) > limit:
+            return False
+        return self.allows(_pattern(left, right))
+
 
 def word_codes(word_hashes: npt.NDArray[np.uint64], limit: int) -> U32Array:
     """The first `limit` words as 32-bit codes (the high half of well-mixed word hashes): enough
@@ -57,7 +66,10 @@ def word_codes(word_hashes: npt.NDArray[np.uint64], limit: int) -> U32Array:
 def edit_pattern(a: U32Array, b: U32Array) -> EditPattern:
     """Align `a` with `b` word by word (fewest replacements, insertions and deletions) and describe
     the runs that differ."""
-    left, right = a.tolist(), b.tolist()
+    return _pattern(a.tolist(), b.tolist())
+
+
+def _pattern(left: list[int], right: list[int]) -> EditPattern:
     runs = changed = 0
     swaps: Counter[tuple[int, int]] = Counter()
     in_run = False

@@ -37,7 +37,7 @@ def test_edit_pattern_by_hand() -> None:
     one_swap[5] = 99
     assert edit_pattern(codes(base), codes(one_swap)) == EditPattern(1 / 20, 1.0, 1)
     # a replacement next to an insertion is one run of two changed words
-    pattern = edit_pattern(codes(base), codes(base[:5] + [98, 99] + base[6:]))
+    pattern = edit_pattern(codes(base), codes([*base[:5], 98, 99, *base[6:]]))
     assert pattern == EditPattern(2 / 21, 2.0, 1)
     assert edit_pattern(codes(base), codes(base)) == EditPattern(0.0, 0.0, 0)
     assert edit_pattern(codes([]), codes([])) == EditPattern(0.0, 0.0, 0)
@@ -67,6 +67,11 @@ def test_changed_share_is_the_edit_distance_and_fresh_words_never_repeat(
     assert pattern.changed == pytest.approx(Levenshtein.distance(words, edited) / len(words))
     assert pattern.changed <= len(positions) / len(words)
     assert pattern.repeated_swap <= 1  # each new word is new once
+    rule = RewordRule()
+    assert rule.reworded(codes(words), codes(edited)) == rule.allows(pattern)  # early exit agrees
+    shuffled = data.draw(st.permutations(words))
+    assert rule.reworded(codes(words), codes(shuffled)) == rule.allows(
+        edit_pattern(codes(words), codes(shuffled)))
 
 
 @cache
