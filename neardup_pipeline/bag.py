@@ -13,7 +13,7 @@ of the two pages' 3-word shingle sets, estimated from 84 more minimums, must rea
 template twins of the PostgreSQL manual fall below 0.5 in 59 of 64 cases.
 
 Below that, a page reworded by 10% (0.39 of its shingles kept) and a template twin (0.33) look
-alike to shingles. There the two pages' word sequences (the first `reword_words`, as 32-bit codes)
+alike to shingles. There the two pages' word sequences (the first `reword_words`, as 16-bit codes)
 are aligned, and the match stands only when the differences are scattered edits of single words,
 none repeated (reword.py): a twin swaps the same term again and again, or has passages of its own.
 """
@@ -32,7 +32,7 @@ from .minhash import FAMILY_VERSION, _fmix64, chunk_hashes, hash_family, min_has
 from .rabin import U64Array
 from .rarewords import sorted_intersection
 from .rarewords import weighted_jaccard as weighted_set_jaccard
-from .reword import RewordRule, U32Array, edit_pattern, word_codes
+from .reword import Codes, RewordRule, edit_pattern, word_codes
 from .shingles import ShingleHasher
 
 F32Array = npt.NDArray[np.float32]
@@ -48,7 +48,7 @@ class BagSignature:
     weights: F32Array = field(compare=False)
     minimums: U64Array = field(compare=False)
     order: U64Array = field(compare=False)
-    sequence: U32Array = field(compare=False, default_factory=lambda: np.zeros(0, np.uint32))
+    sequence: Codes = field(compare=False, default_factory=lambda: np.zeros(0, np.uint16))
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -146,7 +146,7 @@ class BagMethod:
                 "reword": None if self.reword is None else {
                     "max_changed": self.reword.max_changed, "max_run": self.reword.max_run,
                     "max_repeats": self.reword.max_repeats, "words": self.reword_words,
-                    "alignment": "levenshtein", "codes": "fmix64(word)>>32"}}
+                    "alignment": "levenshtein", "codes": "fmix64(word)>>48"}}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> BagSignature:
         # Word fingerprints are Rabin residues, linear and (for short words) the bytes themselves:
@@ -169,7 +169,7 @@ class BagMethod:
             "weights": _b64(signature.weights.astype(">f2")),  # 3 significant digits suffice
             "minimums": _b64(signature.minimums.astype(">u8")),
             "order": _b64(signature.order.astype(">u8")),
-            "sequence": _b64(signature.sequence.astype(">u4")),
+            "sequence": _b64(signature.sequence.astype(">u2")),
         }
 
     def decode(self, stored: object) -> BagSignature:
@@ -179,7 +179,7 @@ class BagMethod:
             np.frombuffer(base64.b64decode(stored["weights"]), ">f2").astype(np.float32),
             np.frombuffer(base64.b64decode(stored["minimums"]), ">u8").astype(np.uint64),
             np.frombuffer(base64.b64decode(stored["order"]), ">u8").astype(np.uint64),
-            np.frombuffer(base64.b64decode(stored["sequence"]), ">u4").astype(np.uint32),
+            np.frombuffer(base64.b64decode(stored["sequence"]), ">u2").astype(np.uint16),
         )
 
     def similarity(self, a: BagSignature, b: BagSignature) -> float:

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz.distance import Levenshtein
 
-U32Array = npt.NDArray[np.uint32]
+Codes = npt.NDArray[np.uint16]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class RewordRule:
         return (pattern.changed <= self.max_changed and pattern.mean_run <= self.max_run
                 and pattern.repeated_swap <= self.max_repeats)
 
-    def reworded(self, a: U32Array, b: U32Array) -> bool:
+    def reworded(self, a: Codes, b: Codes) -> bool:
         """Whether `b` is `a` reworded: the edit distance alone (bit-parallel, stopped at the
         limit) turns most other pages away before the alignment is built."""
         left, right = a.tolist(), b.tolist()
@@ -57,13 +57,15 @@ class RewordRule:
         return self.allows(_pattern(left, right))
 
 
-def word_codes(word_hashes: npt.NDArray[np.uint64], limit: int) -> U32Array:
-    """The first `limit` words as 32-bit codes (the high half of well-mixed word hashes): enough
-    to align two pages, half the size of the hashes."""
-    return (word_hashes[:limit] >> np.uint64(32)).astype(np.uint32)
+def word_codes(word_hashes: npt.NDArray[np.uint64], limit: int) -> Codes:
+    """The first `limit` words as 16-bit codes (the top bits of well-mixed word hashes), a
+    quarter of the hashes' size. Two words share a code 1 time in 65,536: now and then a replaced
+    word looks kept, which moves the share changed by a word, and a swap would need both of its
+    words to collide with another swap's to count as repeated."""
+    return (word_hashes[:limit] >> np.uint64(48)).astype(np.uint16)
 
 
-def edit_pattern(a: U32Array, b: U32Array) -> EditPattern:
+def edit_pattern(a: Codes, b: Codes) -> EditPattern:
     """Align `a` with `b` word by word (fewest replacements, insertions and deletions) and describe
     the runs that differ."""
     return _pattern(a.tolist(), b.tolist())

@@ -28,7 +28,7 @@ from neardup_pipeline.reword import EditPattern, RewordRule, edit_pattern
 
 
 def codes(values: list[int]) -> np.ndarray:
-    return np.array(values, np.uint32)
+    return np.array(values, np.uint16)
 
 
 def test_edit_pattern_by_hand() -> None:
