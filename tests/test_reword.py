@@ -20,9 +20,10 @@ from rapidfuzz.distance import Levenshtein
 
 from benchmarks.corpora import Page, postgresql_pages
 from benchmarks.make_variants import _WORD, parse, replace_words, serialize
-from neardup_pipeline import Document, Fingerprinter, NearDupConfig
+from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.bag import BagMethod, BagSignature
 from neardup_pipeline.config import ConfigError
+from neardup_pipeline.index import open_index
 from neardup_pipeline.minhash import resemblance
 from neardup_pipeline.reword import EditPattern, RewordRule, edit_pattern
 
@@ -102,6 +103,38 @@ def test_template_twins_of_the_manual_stay_apart(left: str, right: str) -> None:
     assert resemblance(a.order, b.order) < method.order_threshold  # the rewording check decides
     assert not method.is_duplicate(a, b)
     assert "edits" in method.explain(a, b)
+
+
+def reworded(page: Page, seed: int, fraction: float = 0.10) -> str:
+    """make_variants' words edit: `fraction` of the words replaced by words of other pages."""
+    rng = random.Random(seed)
+    vocabulary = sorted({w for p in list(manual().values())[:200]
+                         for w in _WORD.findall(parse(p).text_content())
+                         if len(w) > 3 and not w.isdigit()})
+    root = parse(page)
+    replace_words(fraction)(root, rng, vocabulary=vocabulary)
+    return serialize(root)
+
+
+@pytest.mark.shared_data
+def test_the_check_reads_stored_signatures_on_every_backend(backend_config: NearDupConfig) -> None:
+    """Memory, SQLite and Elasticsearch: the word codes survive the index, so a reworded copy
+    checked against a stored page is found and a stored twin is not."""
+    pages = manual()
+    original = pages["15.18/app-clusterdb.html"]  # 294 words: its copies share 3-5 of 21 bands
+    index = open_index(backend_config.backend, backend_config)
+    try:
+        dedup = Deduplicator(index, backend_config)
+        for doc_id in ("15.18/app-clusterdb.html", "15.18/app-dropdb.html"):
+            assert not dedup.process(Document(doc_id, html=pages[doc_id].html)).is_duplicate
+        index.flush()
+        copy = dedup.process(Document("copy", html=reworded(original, seed=11)))
+        assert copy.duplicate_of == original.doc_id and copy.method == "bag", copy
+        assert copy.scores["bag"] < 0.8  # weighted Jaccard: far from an exact copy
+        twin = dedup.process(Document("twin", html=pages["15.18/app-reindexdb.html"].html))
+        assert not twin.is_duplicate, twin
+    finally:
+        index.close()
 
 
 @pytest.mark.shared_data
