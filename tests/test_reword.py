@@ -24,6 +24,7 @@ from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfi
 from neardup_pipeline.bag import BagMethod, BagSignature
 from neardup_pipeline.config import ConfigError
 from neardup_pipeline.index import open_index
+from neardup_pipeline.methods import build_methods
 from neardup_pipeline.minhash import resemblance
 from neardup_pipeline.reword import EditPattern, RewordRule, edit_pattern
 
@@ -55,6 +56,9 @@ def test_the_rule_allows_scattered_edits_only() -> None:
     assert not rule.allows(EditPattern(0.4, 1.2, 1))  # too much changed
     with pytest.raises(ConfigError, match="bag_reword"):
         NearDupConfig(bag_reword_max_changed=1.5)
+    off = build_methods(NearDupConfig(methods=("bag",), bag_reword_max_changed=0))["bag"]
+    assert isinstance(off, BagMethod) and off.reword is None
+    assert off.params() != build_methods(NearDupConfig(methods=("bag",)))["bag"].params()
 
 
 @settings(max_examples=60, deadline=None)
