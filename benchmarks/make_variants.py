@@ -10,11 +10,16 @@ MIN_WORDS words, every chosen original is written once as itself and once per ed
 - `chrome`        the page's <body> wrapped in another page's chrome: a navigation list made of
                   that page's link texts, a sidebar of its headings, and a footer paragraph
 
+`--source apache2-doc` draws the originals from pages no default was tuned on instead: the English
+pages of the newest Debian `apache2-doc` (fetched by benchmarks/peers.py's `apt-get download`
+into its cache), each edited with words and chrome of other pages of that manual.
+
 Output: DOCS.jsonl lines {"id", "html", "url"} and GOLD.jsonl lines {"id", "group", "kind"}, where
 group is the original's id: every variant is a near-duplicate of its original, and pages of
 different groups are distinct (several share one site's navigation and footer, so a method that
 keys on chrome produces false pairs). Usage:
     python benchmarks/make_variants.py OUT_DIR [--pages 120] [--seed 20261130]
+                                       [--source shared|apache2-doc]
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ def reorder(root: lxml.html.HtmlElement, rng: random.Random, **_: object) -> Non
         if el.text_content().strip()
         and not any(a.tag in BLOCKS for a in el.iterancestors())
     ]
-    contents = [lxml.html.tostring(el, encoding="unicode") for el in blocks]
+    contents = [lxml.html.tostring(el, encoding="unicode", with_tail=False) for el in blocks]
     rng.shuffle(contents)
     for el, html in zip(blocks, contents, strict=True):
         replacement = lxml.html.fragment_fromstring(html)
@@ -188,19 +193,34 @@ def eligible(pages: tuple[Page, ...]) -> list[Page]:
     return chosen
 
 
+def pools(source: str) -> list[tuple[list[Page], list[Page]]]:
+    """(pages to pick originals from, pages whose words and chrome the edits borrow)."""
+    if source == "apache2-doc":
+        from benchmarks.peers import CACHE, debian_corpus
+
+        pages = debian_corpus(CACHE).pages
+        newest = pages[-1].doc_id.split("/", 1)[0]
+        english = [Page(p.doc_id, p.html, p.group, {}) for p in pages
+                   if p.doc_id.startswith(f"{newest}/en/")]
+        return [(english, english)]
+    postgres = [p for p in postgresql_pages() if p.doc_id.startswith("15.20/")]
+    guide = [p for p in installation_guide_pages() if p.doc_id.startswith("amd64/en/")]
+    return [(postgres, guide), (guide, postgres)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     parser.add_argument("--pages", type=int, default=120, help="originals per corpus")
     parser.add_argument("--seed", type=int, default=20261130)
+    parser.add_argument("--source", choices=("shared", "apache2-doc"), default="shared",
+                        help="../shared/data (calibration) or the Apache manual (held out)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    postgres = [p for p in postgresql_pages() if p.doc_id.startswith("15.20/")]
-    guide = [p for p in installation_guide_pages() if p.doc_id.startswith("amd64/en/")]
     originals: list[Page] = []
     donors: list[Page] = []
-    for pool, other_pool in ((postgres, guide), (guide, postgres)):
+    for pool, other_pool in pools(args.source):
         candidates = eligible(tuple(pool))
         originals += rng.sample(candidates, min(args.pages, len(candidates)))
         donors += other_pool
