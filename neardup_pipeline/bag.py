@@ -144,8 +144,7 @@ class BagMethod:
                 "order_threshold": self.order_threshold, "order_shingle": self.order_shingle,
                 "topic_shift": self.topic_shift,
                 "reword": None if self.reword is None else {
-                    "max_changed": self.reword.max_changed, "max_run": self.reword.max_run,
-                    "max_repeats": self.reword.max_repeats, "words": self.reword_words,
+                    **self.reword.params(), "words": self.reword_words,
                     "alignment": "levenshtein", "codes": "fmix64(word)>>48"}}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> BagSignature:

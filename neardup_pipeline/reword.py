@@ -13,7 +13,7 @@ apart.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +42,9 @@ class RewordRule:
     max_changed: float = 0.3  # of the canonical words (stop words out): about 15% as written
     max_run: float = 2.0  # mostly single words: adjacent edits merge into runs of 2 now and then
     max_repeats: int = 1  # random edits do not replace the same word by the same word twice
+
+    def params(self) -> dict[str, object]:
+        return asdict(self)
 
     def allows(self, pattern: EditPattern) -> bool:
         return (pattern.changed <= self.max_changed and pattern.mean_run <= self.max_run

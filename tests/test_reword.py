@@ -109,14 +109,17 @@ def test_template_twins_of_the_manual_stay_apart(left: str, right: str) -> None:
     assert "edits" in method.explain(a, b)
 
 
+def vocabulary_of(pages: list[Page]) -> list[str]:
+    """The replacement words make_variants draws from: the pages' words of 4+ letters."""
+    return sorted({w for p in pages for w in _WORD.findall(parse(p).text_content())
+                   if len(w) > 3 and not w.isdigit()})
+
+
 def reworded(page: Page, seed: int, fraction: float = 0.10) -> str:
     """make_variants' words edit: `fraction` of the words replaced by words of other pages."""
     rng = random.Random(seed)
-    vocabulary = sorted({w for p in list(manual().values())[:200]
-                         for w in _WORD.findall(parse(p).text_content())
-                         if len(w) > 3 and not w.isdigit()})
     root = parse(page)
-    replace_words(fraction)(root, rng, vocabulary=vocabulary)
+    replace_words(fraction)(root, rng, vocabulary=vocabulary_of(list(manual().values())[:200]))
     return serialize(root)
 
 
@@ -148,8 +151,7 @@ def test_pages_with_a_tenth_of_their_words_replaced_are_caught() -> None:
     pages = [p for p in manual().values()
              if len(_WORD.findall(parse(p).text_content())) >= 200]
     chosen = rng.sample(sorted(pages, key=lambda p: p.doc_id), 40)
-    vocabulary = sorted({w for p in pages[:200] for w in _WORD.findall(parse(p).text_content())
-                         if len(w) > 3 and not w.isdigit()})
+    vocabulary = vocabulary_of(pages[:200])
     fingerprinter = Fingerprinter(NearDupConfig(methods=("bag",)))
     method = fingerprinter.methods["bag"]
     assert isinstance(method, BagMethod)
