@@ -8,10 +8,11 @@ STAMP  := $(VENV)/.neardup-installed
 
 .PHONY: venv lint browser test demo es clean distclean
 
-## venv: create .venv and install the package with its test extras (again when pyproject changes)
+## venv: create .venv and install the package with its test extras, building the C++ walk
+## (again when pyproject, setup.py or the walk change)
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py neardup_pipeline/_textwalk.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -e ".[test]"
 	touch $@

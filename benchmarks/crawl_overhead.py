@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/crawl_overhead.py [--pages 10000] [--timeout 900] [--concurrency 16]
                                            [--extra-methods simhash ...] [--in-thread]
-                                           [--server nginx|python]
+                                           [--python-walk] [--rounds N] [--server nginx|python]
 
 Generates a site of --pages pages from the real pages of ../shared/data (the PostgreSQL 15.18 and
 15.20 manuals and the installation guide in all its languages: each page keeps its body, loses its
@@ -19,7 +19,12 @@ a site's server is not the crawler's to pay for) or by a ThreadingHTTPServer in 
   process, NEARDUP_FINGERPRINT_PROCESSES=1);
 - on (in-thread) with --in-thread: the same, fingerprinted in the pipeline's worker thread
   inside the crawler's process (NEARDUP_FINGERPRINT_PROCESSES=0);
+- on (Python walk) with --python-walk: the defaults with the pure-Python walk of the page tree
+  (NEARDUP_PYTHON_WALK=1) instead of the C++ one: the same text, for the walk's share;
 - on (METHODS) for each --extra-methods entry.
+
+--rounds N runs the modes N times in turn (the machine drifts); each row's overhead is against
+the "off" run of its own round.
 
 Every mode runs the same settings: no robots.txt, no delay, no AutoThrottle, --concurrency
 requests in parallel, LOG_LEVEL=WARNING. Each crawl stops by itself: CLOSESPIDER_TIMEOUT, and the
@@ -34,6 +39,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import http.server
+import itertools
 import json
 import os
 import re
@@ -262,13 +268,15 @@ def crawl(
 
 
 def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server: str) -> str:
-    base = next((r for r in runs if r["label"] == "off" and "error" not in r), None)
+    base = None  # the latest "off" run before each row (with --rounds: its own round's)
     lines = [
         "| mode | pages crawled | wall s | crawl s | pages/s | overhead (crawl time) "
         "| crawler CPU ms/page | check CPU ms/page | checked | duplicates | finish |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
+        if r["label"].split(" #")[0] == "off" and "error" not in r:
+            base = r
         if "error" in r:
             lines.append(f"| {r['label']} | - | - | - | - | - | - | - | - | - "
                          f"| {r['error'][:80]} |")
@@ -304,6 +312,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="more 'on' runs with NEARDUP_METHODS set to each value")
     parser.add_argument("--in-thread", action="store_true",
                         help="one more 'on' run with NEARDUP_FINGERPRINT_PROCESSES=0")
+    parser.add_argument("--python-walk", action="store_true",
+                        help="one more 'on' run with the pure-Python walk of the page tree "
+                             "(NEARDUP_PYTHON_WALK=1) instead of the C++ one")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every mode this many times, alternating (the machine drifts)")
     parser.add_argument("--server", choices=("nginx", "python"),
                         default="nginx" if nginx_binary() else "python",
                         help="what serves the site: nginx (default when installed) or Python's "
@@ -327,12 +340,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / 'thread.sqlite'}",
                 "NEARDUP_FINGERPRINT_PROCESSES": "0",
             }))
+        if args.python_walk:
+            modes.append(("on (Python walk)", {
+                "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / 'python-walk.sqlite'}",
+                "NEARDUP_PYTHON_WALK": "1",
+            }))
         for i, methods in enumerate(args.extra_methods):
             modes.append((f"on ({methods})", {
                 "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / f'extra{i}.sqlite'}",
                 "NEARDUP_METHODS": methods,
             }))
-        for label, env in modes:
+        for round_number, (label, env) in itertools.product(range(args.rounds), modes):
+            if args.rounds > 1:  # every round starts from an empty index of its own
+                label = f"{label} #{round_number + 1}"
+                env = {k: v.replace(".sqlite", f".{round_number}.sqlite") for k, v in env.items()}
             print(f"[crawl] {label} ...", file=sys.stderr, flush=True)
             run = crawl(label, start_url, env, args.concurrency, args.timeout)
             runs.append(run)

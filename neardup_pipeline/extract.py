@@ -8,6 +8,7 @@ entities from a DTD, never loads external resources and never touches the networ
 from __future__ import annotations
 
 import enum
+import os
 import re
 import threading
 from collections import defaultdict
@@ -17,18 +18,22 @@ from html import unescape
 import lxml.etree
 from bs4 import BeautifulSoup, UnicodeDammit
 
-# Elements whose content is never shown as page text.
-INVISIBLE_TAGS: frozenset[str] = frozenset(
-    {"script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object"}
+from .htmltags import (
+    BLOCK_TAGS,
+    INVISIBLE_TAGS,
+    LANDMARK_ROLES,
+    LANDMARK_TAGS,
+    LINK_BLOCK_TAGS,
+    MAIN_TAGS,
+    PAGE_LANDMARK_TAGS,
+    SECTIONING_TAGS,
 )
-# Elements that separate words visually; their text must not run into a neighbour's.
-BLOCK_TAGS: tuple[str, ...] = (
-    "address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "dialog",
-    "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
-    "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "option", "p", "pre",
-    "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul",
-    "body", "html", "img", "input", "button", "select", "textarea", "label",
-)
+
+try:  # the same walk in C++ over lxml's tree (setup.py); without a compiler, Python's below
+    from . import _textwalk
+except ImportError:  # pragma: no cover - a build without the extension
+    _textwalk = None  # type: ignore[assignment]
+
 _DROPPED: tuple[object, ...] = (*sorted(INVISIBLE_TAGS), lxml.etree.Comment)
 _STRING_VALUE = lxml.etree.XPath("string()")  # all text nodes, concatenated in C
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
@@ -49,15 +54,7 @@ MAX_TAG_CHARS = 65_536
 _LONG_TAG = re.compile(r"<[A-Za-z][^<>]{" + str(MAX_TAG_CHARS) + ",}")
 _TAG = re.compile(r"<[^<>]*>")  # stops at the next "<": an unclosed "<" never scans to the end
 _TITLE = re.compile(r"<title\b[^<>]*>([^<]*)", re.IGNORECASE)
-# Site chrome (see drop_chrome): the landmarks HTML and ARIA define as not the page's own content,
-# and blocks whose every word is link text (menus, breadcrumbs, link rows, tables of contents).
-_LANDMARK_TAGS = ("nav", "aside", "menu")
-_PAGE_LANDMARK_TAGS = ("header", "footer")  # the page's own; inside these, an article's
-_SECTIONING = ("article", "main", "section")
-_MAIN_TAGS = ("main", "article")  # where a page says its own content is
-_LANDMARK_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
-_LINK_BLOCKS = ("li", "p", "div", "td", "th", "dd", "dt", "ul", "ol", "dl", "table", "tr", "span")
-_LINK_BLOCK_SET = frozenset(_LINK_BLOCKS)
+_LINK_BLOCK_SET = frozenset(LINK_BLOCK_TAGS)
 _HAS_ROLE = lxml.etree.XPath("//*[@role]")
 # Fewer words left without the link-only blocks, on a page that does not mark its main content:
 # they may have been its content (a table of contents, an index page), and only those before the
@@ -84,8 +81,11 @@ def _parser() -> lxml.etree.HTMLParser:
     # no_network: nothing outside the document is ever read; HTML parsing never loads a DTD.
     # UTF-8 bytes in, declared as such: a str makes libxml2 convert from UCS-4 (25% slower
     # parse), and the page's own <meta charset> must not override the decoding done already.
+    # collect_ids=False: no table of id attributes (nothing here looks an element up by id;
+    # the parse is 5-10% faster without it, the tree the same).
     return lxml.etree.HTMLParser(
         encoding="utf-8",
+        collect_ids=False,
         remove_comments=True,
         remove_pis=True,
         no_network=True,
@@ -157,18 +157,9 @@ def html_to_text(
         title, text = _scan_text(_CONTROL.sub(" ", html))
         return ExtractedText(text, title, used_encoding, "scan", truncated)
     roles = chromeless and "role" in html  # (a regex for the attribute costs a scan as long)
+    levels = _CHROMELESS_LEVELS if chromeless else (Chrome.KEEP,)
     try:
-        title, text, marked = _lxml_text(data, Chrome.LINKS if chromeless else Chrome.KEEP, roles)
-        if chromeless and (not text or (not marked and len(
-                text.split(None, MIN_CHROMELESS_WORDS)) < MIN_CHROMELESS_WORDS)):
-            # Too little left, on a page that does not mark its main content: link-only blocks
-            # were the content (a table of contents, an index page). Those before the page's
-            # title are still a menu; the landmarks are chrome by the markup's own word. With
-            # nothing left, the whole page.
-            for level in (Chrome.LINKS_BEFORE_TITLE, Chrome.LANDMARKS, Chrome.KEEP):
-                title, text, _ = _lxml_text(data, level, roles)
-                if text:
-                    break
+        title, text = _lxml_text_at(data, levels, roles)
         parser = "lxml"
     except (lxml.etree.ParserError, ValueError, RecursionError):
         html = _CONTROL.sub(" ", html)
@@ -204,7 +195,7 @@ def _scan_text(html: str) -> tuple[str, str]:
 
 
 class Chrome(enum.IntEnum):
-    """How much site chrome `_lxml_text` removes."""
+    """How much site chrome a walk of the tree removes (`_python_walk`, `_textwalk`)."""
 
     KEEP = 0
     LANDMARKS = 1  # nav, aside, page-level header and footer, ARIA landmark roles
@@ -212,32 +203,78 @@ class Chrome(enum.IntEnum):
     LINKS = 3  # and every block whose words are all link text
 
 
-def _lxml_text(
-    data: bytes, chrome: Chrome = Chrome.KEEP, roles: bool = True,
-) -> tuple[str, str, bool]:
-    """(title, text, whether the page marks its main content: see drop_chrome) of UTF-8 markup;
-    `roles`: look for ARIA landmark roles."""
+# Chrome levels of a chromeless page, in the order tried: the first with enough text is the text.
+_CHROMELESS_LEVELS = (Chrome.LINKS, Chrome.LINKS_BEFORE_TITLE, Chrome.LANDMARKS, Chrome.KEEP)
+# False: the pure-Python walk (the same text, 0.4-0.7 ms more a page). NEARDUP_PYTHON_WALK=1 in
+# the environment chooses it in every process (benchmarks: both walks in one run).
+NATIVE_WALK = _textwalk is not None and os.environ.get("NEARDUP_PYTHON_WALK", "") != "1"
+
+
+def _lxml_text_at(
+    data: bytes, levels: tuple[Chrome, ...], roles: bool, native: bool | None = None,
+) -> tuple[str, str]:
+    """(title, text) of UTF-8 markup at the first of `levels` that leaves enough text.
+
+    The first level's text is enough when it has MIN_CHROMELESS_WORDS words or the page marks
+    its main content; when it has fewer, link-only blocks were the content (a table of
+    contents, an index page): those before the page's title are still a menu, and the
+    landmarks are chrome by the markup's own word. The later levels need any text at all; the
+    last is taken whatever it holds. `native`: the C++ walk (default: when built) or Python's.
+    """
+    root, title = _lxml_tree(data)
+    if root is None:
+        return "", ""
+    read_limit = 4 * len(data)
+    use_native = (NATIVE_WALK if native is None else native) and _textwalk is not None
+    walk = _textwalk.chrome_walk(root, roles, read_limit) if use_native else None
+    text = ""
+    for n, level in enumerate(levels):
+        if walk is not None:
+            text, marked = walk.text(level)
+        else:
+            if n:  # the Python walk removes the chrome from the tree: a fresh one
+                root, _ = _lxml_tree(data)
+            text, marked = _python_walk(root, level, roles, read_limit)  # type: ignore[arg-type]
+        if n == 0 and len(levels) > 1:
+            if text and (marked or len(text.split(None, MIN_CHROMELESS_WORDS))
+                         >= MIN_CHROMELESS_WORDS):
+                break
+        elif text:
+            break
+    return title, text
+
+
+def _lxml_tree(data: bytes) -> tuple[lxml.etree._Element | None, str]:
+    """(root without its invisible elements, title) of UTF-8 markup."""
     parser = _thread_parser()
     root = lxml.etree.fromstring(data, parser=parser)
     if root is None:
-        return "", "", False
+        return None, ""
     if any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log):
         # libxml2 stops at 2048 levels of nesting and drops the rest: let bs4 read it all.
         raise ValueError("markup nested beyond libxml2's depth limit")
     title_el = root.find(".//title")
     title = _collapse_spaces(_STRING_VALUE(title_el)) if title_el is not None else ""
     lxml.etree.strip_elements(root, *_DROPPED, with_tail=False)
+    return root, title
+
+
+def _python_walk(
+    root: lxml.etree._Element, chrome: Chrome, roles: bool, read_limit: int,
+) -> tuple[str, bool]:
+    """(text, whether the page marks its main content: see drop_chrome) of a stripped tree at
+    one chrome level, in Python; the tree loses its chrome. The reference `_textwalk` follows."""
     marked = False
     if chrome:
         marked = drop_chrome(root, links=chrome >= Chrome.LINKS_BEFORE_TITLE, roles=roles,
-                             read_limit=4 * len(data),
+                             read_limit=read_limit,
                              before_title_only=chrome == Chrome.LINKS_BEFORE_TITLE)
     # Block boundaries separate words, inline tags (<b>, <a>) do not: a space at the start of a
     # block's text and of its tail; then one XPath string() call instead of a Python text walk.
     for block in root.iter(*BLOCK_TAGS):
         block.text = " " + block.text if block.text else " "
         block.tail = " " + block.tail if block.tail else " "
-    return title, _collapse_spaces(_STRING_VALUE(root)), marked
+    return _collapse_spaces(_STRING_VALUE(root)), marked
 
 
 def drop_chrome(
@@ -258,7 +295,7 @@ def drop_chrome(
     `before_title_only`: only the link-only blocks before the page's title go (a menu precedes
     the title it serves; a table of contents follows it)."""
     with_role: list[lxml.etree._Element] = _HAS_ROLE(root) if roles else []  # type: ignore[assignment]
-    regions = set(root.iter(*_MAIN_TAGS))
+    regions = set(root.iter(*MAIN_TAGS))
     regions.update(e for e in with_role if _role(e) == "main")
     found = _landmarks(root, with_role)
     if links:
@@ -275,10 +312,10 @@ def drop_chrome(
 def _landmarks(
     root: lxml.etree._Element, with_role: list[lxml.etree._Element],
 ) -> list[lxml.etree._Element]:
-    found = list(root.iter(*_LANDMARK_TAGS))
-    found += [element for element in root.iter(*_PAGE_LANDMARK_TAGS)
-              if next(element.iterancestors(*_SECTIONING), None) is None]
-    return found + [element for element in with_role if _role(element) in _LANDMARK_ROLES]
+    found = list(root.iter(*LANDMARK_TAGS))
+    found += [element for element in root.iter(*PAGE_LANDMARK_TAGS)
+              if next(element.iterancestors(*SECTIONING_TAGS), None) is None]
+    return found + [element for element in with_role if _role(element) in LANDMARK_ROLES]
 
 
 def _before_title(

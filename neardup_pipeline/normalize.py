@@ -133,10 +133,11 @@ class _WordRules:
     def apply(self, tokens: list[str]) -> list[str]:
         """Stems of the tokens that are not stop words; all tokens stemmed when none is left."""
         cache, stems = self._cache, self._stems  # only grow: full ones are replaced, not cleared
-        needed = set(tokens)
-        if needed.difference(cache):  # (issubset would copy the dict into a set first)
-            cache, stems = self._learn(needed)
-        kept = list(filter(None, map(cache.__getitem__, tokens)))  # "" (a stop word) is out
+        try:  # every word known (most pages of a crawl): no set of the page's words at all
+            kept = list(filter(None, map(cache.__getitem__, tokens)))  # "" (a stop word) is out
+        except KeyError:
+            cache, stems = self._learn(set(tokens))
+            kept = list(filter(None, map(cache.__getitem__, tokens)))
         if kept or not tokens:
             return kept
         return list(map(stems.__getitem__, tokens))  # "to be or not to be" keeps its words

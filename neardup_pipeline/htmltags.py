@@ -1,0 +1,31 @@
+"""The HTML vocabulary of text extraction: which elements are invisible, which separate words,
+and which are site chrome. One table for both walks of a page's tree (extract.py's Python walk
+and the C++ one in _textwalk.pyx), so they cannot drift apart."""
+
+from __future__ import annotations
+
+# Elements whose content is never shown as page text.
+INVISIBLE_TAGS: frozenset[str] = frozenset(
+    {"script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object"}
+)
+# Elements that separate words visually; their text must not run into a neighbour's.
+BLOCK_TAGS: tuple[str, ...] = (
+    "address", "article", "aside", "blockquote", "br", "caption", "dd", "details", "dialog",
+    "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
+    "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "option", "p", "pre",
+    "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul",
+    "body", "html", "img", "input", "button", "select", "textarea", "label",
+)
+# Site chrome (see extract.drop_chrome): the landmarks HTML and ARIA define as not the page's own
+# content, and blocks whose every word is link text (menus, breadcrumbs, link rows, tables of
+# contents).
+LANDMARK_TAGS: tuple[str, ...] = ("nav", "aside", "menu")
+PAGE_LANDMARK_TAGS: tuple[str, ...] = ("header", "footer")  # the page's own; inside these, an article's
+SECTIONING_TAGS: tuple[str, ...] = ("article", "main", "section")
+MAIN_TAGS: tuple[str, ...] = ("main", "article")  # where a page says its own content is
+LANDMARK_ROLES: frozenset[str] = frozenset(
+    {"navigation", "banner", "contentinfo", "complementary", "search"}
+)
+LINK_BLOCK_TAGS: tuple[str, ...] = (
+    "li", "p", "div", "td", "th", "dd", "dt", "ul", "ol", "dl", "table", "tr", "span",
+)

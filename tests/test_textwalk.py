@@ -1,0 +1,154 @@
+"""The C++ walk of lxml's tree (`_textwalk`) gives the pure-Python walk's text, to the character.
+
+Both decide the same site chrome (landmarks, link-only blocks under a read limit, the blocks
+before the title) and read the same visible text; the C++ one only reads the tree, so one parse
+serves every chrome level. Compared here on every page of the PostgreSQL manual and the
+installation guide, on generated chrome-heavy markup and on markup soup (hypothesis), at every
+chrome level, with and without ARIA roles.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+import lxml.etree
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmarks.corpora import installation_guide_pages, postgresql_pages
+from neardup_pipeline import extract
+from neardup_pipeline.extract import Chrome, html_to_text
+
+textwalk = extract._textwalk
+EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
+
+
+def test_the_extension_is_built_and_used_by_default() -> None:
+    # setup.py builds it (optional=True: a machine without a C++ compiler falls back to the
+    # Python walk); CI has g++, so a silent fallback there is a failure.
+    assert textwalk is not None
+    assert extract.NATIVE_WALK
+
+
+def both_walks(markup: str | bytes, levels: tuple[Chrome, ...] = tuple(Chrome)) -> None:
+    """Every chrome level, roles on and off: the same (text, marked) from both walks."""
+    data = markup.encode("utf-8", "replace") if isinstance(markup, str) else markup
+    data = data.translate(extract._CONTROL_TO_SPACE)  # as html_to_text hands it to libxml2
+    try:
+        root, _ = extract._lxml_tree(data)
+    except (lxml.etree.ParserError, ValueError):
+        return  # html_to_text reads such pages without a tree (bs4, scan)
+    if root is None:
+        return
+    before = lxml.etree.tostring(root)
+    limit = 4 * len(data)
+    for roles in (True, False):
+        walk = textwalk.chrome_walk(root, roles, limit)
+        for level in levels:
+            fresh, _ = extract._lxml_tree(data)
+            assert fresh is not None
+            expected = extract._python_walk(fresh, level, roles, limit)
+            assert walk.text(level) == expected, (level, roles)
+    assert lxml.etree.tostring(root) == before  # read, never changed
+
+
+def both_extractions(markup: str | bytes) -> None:
+    for chromeless in (True, False):
+        extract.NATIVE_WALK = False
+        try:
+            python = html_to_text(markup, chromeless=chromeless)
+        finally:
+            extract.NATIVE_WALK = True
+        assert html_to_text(markup, chromeless=chromeless) == python
+
+
+@pytest.mark.shared_data
+def test_same_text_on_every_page_of_two_real_sites() -> None:
+    pages = [p.html for p in (*postgresql_pages(), *installation_guide_pages())]
+    assert len(pages) > 4000
+    for html in pages:
+        both_extractions(html)
+
+
+@pytest.mark.shared_data
+def test_same_text_at_every_chrome_level_on_real_pages() -> None:
+    pages = [p.html for p in (*postgresql_pages()[::25], *installation_guide_pages()[::25])]
+    for html in pages:
+        both_walks(extract.decode_html(html)[0].encode("utf-8"))
+
+
+def test_worked_example_of_each_rule() -> None:
+    page = (
+        "<html><head><title>T</title></head><body>"
+        "<div class=menu><a href=/>Home</a> | <a href=/docs>Docs</a></div>"
+        "<header>Site banner</header><nav><a href=/x>X</a></nav>"
+        "<div role=navigation>aria menu</div><h1>Title <a href=#>#</a></h1>"
+        "<p>Own words <a href=/y>with a link</a> and a tail.</p>"
+        "<article><header>Article header</header><ul><li><a href=#a>A</a></li></ul></article>"
+        "<footer>Copyright</footer></body></html>"
+    )
+    walk = textwalk.chrome_walk(extract._lxml_tree(page.encode())[0], True, 10_000)
+    assert walk.text(Chrome.KEEP)[0] == (
+        "Home | Docs Site banner X aria menu Title # Own words with a link and a tail. "
+        "Article header A Copyright")
+    assert walk.text(Chrome.LANDMARKS) == (
+        "Home | Docs Title # Own words with a link and a tail. Article header A", True)
+    # the menu before the title goes; the article's own table of contents stays (marked main)
+    assert walk.text(Chrome.LINKS_BEFORE_TITLE)[0] == (
+        "Title # Own words with a link and a tail. Article header A")
+    assert walk.text(Chrome.LINKS)[0] == (
+        "Title # Own words with a link and a tail. Article header A")
+    both_walks(page)
+
+
+_TAG = st.sampled_from([
+    "div", "p", "span", "li", "ul", "ol", "td", "tr", "table", "a", "b", "i", "nav", "aside",
+    "menu", "header", "footer", "article", "main", "section", "h1", "h2", "br", "dd", "dt",
+    "script", "svg", "em", "code",
+])
+_ATTR = st.sampled_from([
+    "", " href='#'", " role=navigation", " role=' Main '", " role=BANNER", " role=search",
+    " role=complementary", " role=contentinfo", " role=main", " role=''", " role=presentation",
+])
+_WORDS = st.one_of(
+    st.sampled_from(["", " ", "word", "two words", " | ", " > ", "\u00a0x\u2003y", "\u3000",
+                     "éàü", "\U0001f600", "a\x1cb", "\u0085", "  \n\t "]),
+    st.text(max_size=12),
+)
+
+
+def _element(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    def markup(tag: str, attr: str, text: str, inner: str, tail: str) -> str:
+        return f"<{tag}{attr}>{text}{inner}</{tag}>{tail}"
+
+    return st.builds(markup, _TAG, _ATTR, _WORDS, children, _WORDS)
+
+
+_TREE = st.recursive(_WORDS, lambda inner: st.lists(_element(inner), max_size=4).map("".join),
+                     max_leaves=40)
+_SOUP = st.lists(st.one_of(_TAG.map(lambda t: f"<{t}>"), _TAG.map(lambda t: f"</{t}>"), _WORDS,
+                           st.sampled_from(["<a href=x>", "<p", "&amp;", "&nbsp;", "<!--"])),
+                 max_size=50).map("".join)
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_TREE, _SOUP), st.integers(0, 3))
+def test_same_text_on_generated_markup(body: str, padding: int) -> None:
+    markup = f"<html><head><title>t</title></head><body>{body}{' <p>w</p>' * padding}</body></html>"
+    both_walks(markup)
+    both_extractions(markup)
+
+
+def test_a_read_limit_stops_both_walks_at_the_same_block() -> None:
+    menu = "<ul>" + "".join(f"<li><a href=/{n}>item {n}</a></li>" for n in range(200)) + "</ul>"
+    page = f"<html><body><div>{menu}<p>own words here</p></div>{menu}</body></html>"
+    data = page.encode()
+    for limit in (0, 50, 500, 2_000, 5_000, 10_000):
+        root, _ = extract._lxml_tree(data)
+        assert root is not None
+        expected = extract._python_walk(root, Chrome.LINKS, False, limit)
+        root, _ = extract._lxml_tree(data)
+        assert textwalk.chrome_walk(root, False, limit).text(Chrome.LINKS) == expected
