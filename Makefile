@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.neardup-installed
 ## (again when pyproject, setup.py or the walk change)
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py neardup_pipeline/_textwalk.pyx
+$(STAMP): pyproject.toml setup.py neardup_pipeline/_textwalk.pyx neardup_pipeline/_words.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -e ".[test]"
 	touch $@

@@ -1,8 +1,11 @@
-"""Build of the optional C++ extension (neardup_pipeline._textwalk); the rest is pyproject.toml.
+r"""Build of the optional compiled modules; the rest of the package is in pyproject.toml.
 
-The extension reads lxml's libxml2 tree in C, through lxml's public C API and the libxml2 headers
-lxml ships. Without a compiler the build goes on and neardup runs its pure-Python reference of
-the same walk (optional=True).
+- neardup_pipeline._textwalk (C++): reads lxml's libxml2 tree through lxml's public C API and the
+  libxml2 headers lxml ships: the site chrome and the visible text of a page.
+- neardup_pipeline._words (C): the word tokens of a text, as re.findall(r"\w+") gives them.
+
+Without a compiler the build goes on (optional=True) and neardup runs the pure-Python reference
+of each: the same results, slower.
 """
 
 from __future__ import annotations
@@ -11,13 +14,21 @@ import lxml
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-extension = Extension(
-    "neardup_pipeline._textwalk",
-    ["neardup_pipeline/_textwalk.pyx"],
-    include_dirs=lxml.get_include(),
-    language="c++",
-    extra_compile_args=["-O2", "-std=c++17"],
-    optional=True,
-)
+extensions = [
+    Extension(
+        "neardup_pipeline._textwalk",
+        ["neardup_pipeline/_textwalk.pyx"],
+        include_dirs=lxml.get_include(),
+        language="c++",
+        extra_compile_args=["-O2", "-std=c++17"],
+        optional=True,
+    ),
+    Extension(
+        "neardup_pipeline._words",
+        ["neardup_pipeline/_words.pyx"],
+        extra_compile_args=["-O2"],
+        optional=True,
+    ),
+]
 
-setup(ext_modules=cythonize([extension], language_level=3, quiet=True))
+setup(ext_modules=cythonize(extensions, language_level=3, quiet=True))

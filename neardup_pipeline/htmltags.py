@@ -20,7 +20,8 @@ BLOCK_TAGS: tuple[str, ...] = (
 # content, and blocks whose every word is link text (menus, breadcrumbs, link rows, tables of
 # contents).
 LANDMARK_TAGS: tuple[str, ...] = ("nav", "aside", "menu")
-PAGE_LANDMARK_TAGS: tuple[str, ...] = ("header", "footer")  # the page's own; inside these, an article's
+# A header or footer is the page's own outside these, an article's inside them.
+PAGE_LANDMARK_TAGS: tuple[str, ...] = ("header", "footer")
 SECTIONING_TAGS: tuple[str, ...] = ("article", "main", "section")
 MAIN_TAGS: tuple[str, ...] = ("main", "article")  # where a page says its own content is
 LANDMARK_ROLES: frozenset[str] = frozenset(

@@ -18,6 +18,11 @@ import pycld2
 import snowballstemmer
 from stop_words import StopWordError, get_stop_words
 
+try:  # re.findall(r"\w+") in one C pass (setup.py); without a compiler, the regex below
+    from ._words import word_tokens as _word_tokens
+except ImportError:  # pragma: no cover - a build without the extension
+    _word_tokens = None  # type: ignore[assignment]
+
 # ISO 639-1 -> Snowball algorithm name, for every language Snowball stems.
 SNOWBALL_LANGUAGES: dict[str, str] = {
     "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech",
@@ -200,9 +205,11 @@ class Normalizer:
         """Canonical words of `text` (stop words removed, stems), in document order."""
         canon = canonical_text(text[: self.max_words * _CHARS_PER_WORD])
         limit = self.max_token_chars
-        # The same tokens: on ASCII text (casefolded) \w is [a-z0-9_], which matches 2.4x faster.
-        word = _ASCII_WORD if canon.isascii() else _WORD
-        tokens = word.findall(canon)[: self.max_words * 2]  # room for the long ones dropped
+        room = self.max_words * 2  # for the long ones dropped
+        if _word_tokens is not None:
+            tokens = _word_tokens(canon, room)
+        else:  # on ASCII text (casefolded) \w is [a-z0-9_], which matches 2.4x faster
+            tokens = (_ASCII_WORD if canon.isascii() else _WORD).findall(canon)[:room]
         if tokens and max(map(len, tokens)) > limit:
             tokens = [t for t in tokens if len(t) <= limit]
         del tokens[self.max_words :]

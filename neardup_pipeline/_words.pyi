@@ -1,0 +1,3 @@
+"""Type stub of the C extension built from _words.pyx."""
+
+def word_tokens(text: str, limit: int = -1) -> list[str]: ...

@@ -1,0 +1,44 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Word tokens of a text in one C pass: exactly what re.findall(r"\w+", text) returns.
+
+The regex engine asks the Unicode database about every character of a non-ASCII text (about
+0.2 ms for a 10 KB page); here ASCII characters, most of any Latin-script page, are decided by a
+table and only the others by the database, with the regex engine's own test for \w:
+Py_UNICODE_ISALNUM or the underscore.
+"""
+
+from cpython.unicode cimport PyUnicode_Substring
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISALNUM(Py_UCS4 ch)
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index)
+
+cdef bint _ASCII_WORD[128]
+for _code in range(128):
+    _ASCII_WORD[_code] = chr(_code).isalnum() or _code == 0x5F
+
+
+cdef inline bint _is_word(Py_UCS4 ch) noexcept:
+    return _ASCII_WORD[ch] if ch < 128 else Py_UNICODE_ISALNUM(ch)
+
+
+def word_tokens(str text not None, Py_ssize_t limit=-1):
+    """The runs of word characters (\w: letters, digits of any script, "_"), in order; at most
+    `limit` of them (-1: all)."""
+    cdef Py_ssize_t length = len(text), index = 0, start
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef list tokens = []
+    while index < length and limit != 0:
+        if not _is_word(PyUnicode_READ(kind, data, index)):
+            index += 1
+            continue
+        start = index
+        index += 1
+        while index < length and _is_word(PyUnicode_READ(kind, data, index)):
+            index += 1
+        tokens.append(PyUnicode_Substring(text, start, index))
+        limit -= 1
+    return tokens
