@@ -44,12 +44,15 @@ demo: venv
 es:
 	$(PYTHON) tests/es_server.py --serve
 
-## clean: remove build output and tool caches (keeps .venv and the Elasticsearch download)
+## clean: remove build output and tool caches (keeps .venv, the built extensions and the
+## Elasticsearch download)
 clean:
 	rm -rf build dist out .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -f neardup_pipeline/_textwalk.cpp neardup_pipeline/_words.c
 	find . -path ./$(VENV) -prune -o -name '*.egg-info' -prune -exec rm -rf {} + \
 		-o -name __pycache__ -prune -exec rm -rf {} +
 
-## distclean: clean, and remove .venv too
+## distclean: clean, and remove .venv and the built extensions too
 distclean: clean
 	rm -rf $(VENV)
+	rm -f neardup_pipeline/*.so
