@@ -12,7 +12,8 @@ STAMP  := $(VENV)/.neardup-installed
 ## (again when pyproject, setup.py or the walk change)
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py neardup_pipeline/_textwalk.pyx neardup_pipeline/_words.pyx
+$(STAMP): pyproject.toml setup.py neardup_pipeline/_textwalk.pyx neardup_pipeline/_words.pyx \
+	neardup_pipeline/_sketch.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -e ".[test]"
 	touch $@
@@ -48,7 +49,7 @@ es:
 ## Elasticsearch download)
 clean:
 	rm -rf build dist out .pytest_cache .mypy_cache .ruff_cache .hypothesis
-	rm -f neardup_pipeline/_textwalk.cpp neardup_pipeline/_words.c
+	rm -f neardup_pipeline/_textwalk.cpp neardup_pipeline/_words.c neardup_pipeline/_sketch.c
 	find . -path ./$(VENV) -prune -o -name '*.egg-info' -prune -exec rm -rf {} + \
 		-o -name __pycache__ -prune -exec rm -rf {} +
 

@@ -3,6 +3,8 @@ r"""Build of the optional compiled modules; the rest of the package is in pyproj
 - neardup_pipeline._textwalk (C++): reads lxml's libxml2 tree through lxml's public C API and the
   libxml2 headers lxml ships: the site chrome and the visible text of a page.
 - neardup_pipeline._words (C): the word tokens of a text, as re.findall(r"\w+") gives them.
+- neardup_pipeline._sketch (C): Rabin shingle fingerprints and MinHash minimums, bit for bit the
+  numpy code's.
 
 Without a compiler the build goes on (optional=True) and neardup runs the pure-Python reference
 of each: the same results, slower.
@@ -26,6 +28,12 @@ extensions = [
     Extension(
         "neardup_pipeline._words",
         ["neardup_pipeline/_words.pyx"],
+        extra_compile_args=["-O2"],
+        optional=True,
+    ),
+    Extension(
+        "neardup_pipeline._sketch",
+        ["neardup_pipeline/_sketch.pyx"],
         extra_compile_args=["-O2"],
         optional=True,
     ),

@@ -20,6 +20,11 @@ import xxhash
 from .rabin import U64Array
 from .shingles import ShingleHasher
 
+try:  # the same minimums in one C loop (setup.py); without a compiler, numpy below
+    from . import _sketch
+except ImportError:  # pragma: no cover - a build without the extension
+    _sketch = None  # type: ignore[assignment]
+
 FAMILY_VERSION = 2  # bump when the hash family changes: stored signatures become incomparable
 _CHUNK = 4096  # shingles per block: bounds memory at CHUNK x 84 x 8 bytes
 _M1, _M2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
@@ -52,6 +57,13 @@ def min_hashes(shingles: U64Array, a: U64Array, b: U64Array) -> U64Array:
     A repeated shingle cannot change a minimum, so none is removed first (np.unique costs more
     than the repeats).
     """
+    if _sketch is not None:
+        return _sketch.min_hashes(np.ascontiguousarray(shingles, dtype=np.uint64), a, b)
+    return numpy_min_hashes(shingles, a, b)
+
+
+def numpy_min_hashes(shingles: U64Array, a: U64Array, b: U64Array) -> U64Array:
+    """`min_hashes` in numpy: the reference of the compiled loop, and its fallback."""
     result = np.full(a.shape, np.iinfo(np.uint64).max, dtype=np.uint64)
     if shingles.size == 0:
         return result

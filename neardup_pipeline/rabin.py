@@ -36,7 +36,7 @@ class RabinHasher:
         self.polynomial = polynomial & _MASK
         self._table = _byte_shift_table(self.polynomial)
         self._np_table = np.array(self._table, dtype=np.uint64)
-        self._np_table16 = self._word_shift_table()
+        self.word_shift_table = self._word_shift_table()
 
     def _word_shift_table(self) -> U64Array:
         """T16[t] = (t(x) * x^64) mod P for every 16-bit t: two bytes leave the register per step,
@@ -59,7 +59,7 @@ class RabinHasher:
 
         f(M || v) = (f(M) * x^64 + v) mod P, computed for a whole array at once.
         """
-        table = self._np_table16
+        table = self.word_shift_table
         sixteen, forty_eight = np.uint64(16), np.uint64(48)
         for _ in range(4):
             h = (h << sixteen) ^ table[h >> forty_eight]

@@ -16,6 +16,11 @@ import xxhash
 
 from .rabin import RabinHasher, U64Array
 
+try:  # Rabin shingles in one C loop (setup.py); without a compiler, numpy below
+    from . import _sketch
+except ImportError:  # pragma: no cover - a build without the extension
+    _sketch = None  # type: ignore[assignment]
+
 _WORD_CACHE_LIMIT = 1_000_000
 _P1, _P2 = np.uint64(0x9E3779B185EBCA87), np.uint64(0xC2B2AE3D27D4EB4F)
 
@@ -82,6 +87,13 @@ class ShingleHasher:
     def _shingles(self, words: Sequence[str], size: int) -> U64Array:
         word_hashes = self._memoized(words, 1)
         width = min(size, len(word_hashes))
+        if self.hash_name == "rabin" and _sketch is not None:
+            return _sketch.rabin_shingles(word_hashes, width, self._rabin.word_shift_table)
+        return self.numpy_shingles(word_hashes, width)
+
+    def numpy_shingles(self, word_hashes: U64Array, width: int) -> U64Array:
+        """Shingle hashes in numpy, one pass per word of the shingle: the reference of the
+        compiled loop, and its fallback (and the xxh64 family's only code)."""
         count = len(word_hashes) - width + 1
         h = word_hashes[:count].copy()
         for offset in range(1, width):

@@ -1,0 +1,6 @@
+"""Type stub of the C extension built from _sketch.pyx."""
+
+from .rabin import U64Array
+
+def rabin_shingles(words: U64Array, width: int, table16: U64Array) -> U64Array: ...
+def min_hashes(shingles: U64Array, a: U64Array, b: U64Array) -> U64Array: ...
