@@ -210,23 +210,20 @@ _CHROMELESS_LEVELS = (Chrome.LINKS, Chrome.LINKS_BEFORE_TITLE, Chrome.LANDMARKS,
 NATIVE_WALK = _textwalk is not None and os.environ.get("NEARDUP_PYTHON_WALK", "") != "1"
 
 
-def _lxml_text_at(
-    data: bytes, levels: tuple[Chrome, ...], roles: bool, native: bool | None = None,
-) -> tuple[str, str]:
+def _lxml_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple[str, str]:
     """(title, text) of UTF-8 markup at the first of `levels` that leaves enough text.
 
     The first level's text is enough when it has MIN_CHROMELESS_WORDS words or the page marks
     its main content; when it has fewer, link-only blocks were the content (a table of
     contents, an index page): those before the page's title are still a menu, and the
     landmarks are chrome by the markup's own word. The later levels need any text at all; the
-    last is taken whatever it holds. `native`: the C++ walk (default: when built) or Python's.
+    last is taken whatever it holds. The walk is the C++ one where built (NATIVE_WALK).
     """
     root, title = _lxml_tree(data)
     if root is None:
         return "", ""
     read_limit = 4 * len(data)
-    use_native = (NATIVE_WALK if native is None else native) and _textwalk is not None
-    walk = _textwalk.chrome_walk(root, roles, read_limit) if use_native else None
+    walk = _textwalk.chrome_walk(root, roles, read_limit) if NATIVE_WALK and _textwalk else None
     text = ""
     for n, level in enumerate(levels):
         if walk is not None:
