@@ -560,20 +560,19 @@ def main() -> int:
     # machine drifts by tens of percent over minutes, and a peer run far from another in time
     # would measure the machine as much as the peer.
     fastest: dict[tuple[str, str], RunResult] = {}
+    peak_kb: dict[tuple[str, str], int] = defaultdict(int)  # the largest over the rounds
     for round_number, corpus in itertools.product(range(args.rounds), corpora):
         for peer in ready:
             result = run_peer(peer, corpus)
             key = (peer.name, corpus.name)
-            best = fastest.get(key)
-            if best is None or result.seconds < best.seconds:
-                fastest[key] = dataclasses.replace(
-                    result, peak_kb=max(result.peak_kb, best.peak_kb if best else 0))
-            elif result.peak_kb > best.peak_kb:
-                fastest[key] = dataclasses.replace(best, peak_kb=result.peak_kb)
+            if key not in fastest or result.seconds < fastest[key].seconds:
+                fastest[key] = result
+            peak_kb[key] = max(peak_kb[key], result.peak_kb)
             print(f"[peers] round {round_number + 1}: {peer.name} on {corpus.name}: "
                   f"{result.pages / result.seconds:,.0f} docs/s, {result.seconds:.1f}s",
                   file=sys.stderr, flush=True)
-    results = [fastest[(peer.name, corpus.name)] for peer in ready for corpus in corpora]
+    results = [dataclasses.replace(fastest[key], peak_kb=peak_kb[key])
+               for key in ((peer.name, corpus.name) for peer in ready for corpus in corpora)]
 
     table = tables(results, corpora)
     command = "python benchmarks/peers.py" + (f" --pages {args.pages}" if args.pages else "") + (

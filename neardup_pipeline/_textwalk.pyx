@@ -434,11 +434,6 @@ cdef bint _append(string& out, const unsigned char* text, bint space) noexcept:
     return space
 
 
-def visible_text(cetree._Element root not None, int chrome, bint roles, Py_ssize_t read_limit):
-    """(text, marked) of a stripped tree at one chrome level: extract._lxml_text's result."""
-    return _Walk(root, roles, read_limit).text(chrome)
-
-
 def chrome_walk(cetree._Element root not None, bint roles, Py_ssize_t read_limit):
     """A walk whose .text(level) may be asked for several chrome levels of one parse."""
     return _Walk(root, roles, read_limit)

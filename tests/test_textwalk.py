@@ -56,11 +56,11 @@ def both_walks(markup: str | bytes, levels: tuple[Chrome, ...] = tuple(Chrome)) 
 
 def both_extractions(markup: str | bytes) -> None:
     for chromeless in (True, False):
-        extract.NATIVE_WALK = False
+        native, extract.NATIVE_WALK = extract.NATIVE_WALK, False
         try:
             python = html_to_text(markup, chromeless=chromeless)
         finally:
-            extract.NATIVE_WALK = True
+            extract.NATIVE_WALK = native
         assert html_to_text(markup, chromeless=chromeless) == python
 
 
