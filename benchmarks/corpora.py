@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import tarfile
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -53,29 +52,14 @@ def postgresql_pages() -> tuple[Page, ...]:
 
 
 def guide_groups(rows: list[dict[str, str]]) -> dict[tuple[str, str, str], str]:
-    """(arch, lang, file) -> gold group: the same section rendered for another architecture.
+    """(arch, lang, file) -> gold group: (lang, title_key), as the data's README says (the same
+    file name is not always the same section).
 
-    (lang, title_key) as the data's README says (the same file name is not always the same
-    section), except for a section titled after its own architecture ("Installing Debian
-    GNU/Linux 12 for amd64" / "... for arm64", "5.1. Booting the Installer on 64-bit PC" / "... on
-    64-bit ARM"): there every rendering's title_key exists in one architecture alone, so
-    title_key would make nine one-page groups of one section. Such renderings of one file, under
-    one section number, are one group.
+    A section titled after its own architecture ("Installing Debian GNU/Linux 12 for amd64" /
+    "... for arm64", "5.1. Booting the Installer on 64-bit PC" / "... on 32-bit PC") is a group
+    per title: by the data's definition, pages about two architectures are two pages.
     """
-    arches: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for row in rows:
-        arches[row["lang"], row["title_key"]].add(row["arch"])
-    by_file: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
-    for row in rows:
-        if len(arches[row["lang"], row["title_key"]]) == 1:
-            by_file[row["lang"], row["file"]].append(row)
-    groups = {(r["arch"], r["lang"], r["file"]): f"{r['lang']}|{r['title_key']}" for r in rows}
-    for (lang, file), own in by_file.items():
-        numbers = {r["title"][: len(r["title"]) - len(r["title_key"])].strip() for r in own}
-        if len(own) > 1 and len(numbers) == 1:
-            for r in own:
-                groups[r["arch"], lang, file] = f"{lang}|file:{file}"
-    return groups
+    return {(r["arch"], r["lang"], r["file"]): f"{r['lang']}|{r['title_key']}" for r in rows}
 
 
 @lru_cache(maxsize=2)

@@ -2,8 +2,8 @@
 
 - postgresql: the 15.18 and 15.20 manuals; group = page name (same page, two releases).
 - guide-en|ru|ca: the installation guide per language, 9 architectures; group = the same
-  section rendered for another architecture: MANIFEST.csv's title_key, with the two sections
-  titled after their own architecture counted as one section each (`corpora.guide_groups`).
+  section rendered for another architecture: MANIFEST.csv's (lang, title_key), as the data's
+  README defines it (`corpora.guide_groups`).
 Usage: python benchmarks/natural_gold.py OUT_DIR
 """
 

@@ -16,11 +16,17 @@ Below that, a page reworded by 10% (0.39 of its shingles kept) and a template tw
 alike to shingles. There the two pages' word sequences (the first `reword_words`, as 16-bit codes)
 are aligned, and the match stands only when the differences are scattered edits of single words,
 none repeated (reword.py): a twin swaps the same term again and again, or has passages of its own.
+
+Above it, twins whose key term is one word among many ("dblink_build_sql_insert" / "_update")
+keep enough shingles to pass. Their titles tell: each names a subject the other's lacks, and each
+page's text names its own subject more (subject.py). The verdict asks this of every method's
+match (`twins`), since any method may call two pages of one template copies.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,21 +40,24 @@ from .rarewords import sorted_intersection
 from .rarewords import weighted_jaccard as weighted_set_jaccard
 from .reword import Codes, RewordRule, edit_pattern, word_codes
 from .shingles import ShingleHasher
+from .subject import leans_on_own_subject
 
 F32Array = npt.NDArray[np.float32]
+F64Array = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
 class BagSignature:
     """Distinct word hashes (sorted), their log-TF weights, the word set's 84 minimums (lookup),
-    the 3-word shingle set's 84 minimums (word-order check) and the words in order, as codes
-    (rewording check)."""
+    the 3-word shingle set's 84 minimums (word-order check), the words in order, as codes
+    (rewording check), and the hashes of the title's subject words (template-twin check)."""
 
     words: U64Array = field(compare=False)
     weights: F32Array = field(compare=False)
     minimums: U64Array = field(compare=False)
     order: U64Array = field(compare=False)
     sequence: Codes = field(compare=False, default_factory=lambda: np.zeros(0, np.uint16))
+    subject: U64Array = field(compare=False, default_factory=lambda: np.zeros(0, np.uint64))
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -59,6 +68,12 @@ class BagSignature:
 
     def __hash__(self) -> int:
         return hash(self.words.tobytes())
+
+
+def word_keys(words: Sequence[str], hasher: ShingleHasher) -> U64Array:
+    """The bag's hash of each word. Word fingerprints are Rabin residues, linear and (for short
+    words) the bytes themselves: a bijective finaliser makes their bits fit for min-wise hashing."""
+    return _fmix64(hasher.word_hashes(words))
 
 
 def bag_of(word_hashes: U64Array, max_words: int) -> tuple[U64Array, F32Array]:
@@ -74,6 +89,38 @@ def bag_of(word_hashes: U64Array, max_words: int) -> tuple[U64Array, F32Array]:
 def weighted_jaccard(a: BagSignature, b: BagSignature) -> float:
     """sum(min(wa, wb)) / sum(max(wa, wb)) over the union of the two bags."""
     return weighted_set_jaccard(a.words, a.weights, b.words, b.weights)
+
+
+def term_counts(signature: BagSignature, terms: U64Array, max_words: int) -> F64Array:
+    """How often the page uses each term (word hashes), read back from the log-TF weights: 0 when
+    absent, NaN when the bag was truncated below the term (beyond its sample, unknown)."""
+    words = signature.words
+    if not words.size:
+        return np.zeros(terms.size)
+    at = np.minimum(np.searchsorted(words, terms), words.size - 1)
+    found = words[at] == terms
+    counts = np.where(found, np.rint(np.exp(signature.weights[at].astype(np.float64) - 1.0)), 0.0)
+    if words.size >= max_words:
+        counts[~found & (terms > words[-1])] = np.nan
+    return counts
+
+
+def template_twins(a: BagSignature, b: BagSignature, margin: float, max_words: int) -> bool:
+    """Whether each page's title names a subject word the other's lacks, and each page uses a word
+    of its own subject at least `margin` times more than the other page does (subject.py).
+    A few words a title: Python sets, one count lookup per page."""
+    if not margin or not a.subject.size or not b.subject.size:
+        return False
+    subject_a, subject_b = a.subject.tolist(), b.subject.tolist()
+    own_a = [w for w in subject_a if w not in set(subject_b)]
+    own_b = [w for w in subject_b if w not in set(subject_a)]
+    if not own_a or not own_b:
+        return False
+    terms = np.array(own_a + own_b, np.uint64)
+    in_a, in_b = term_counts(a, terms, max_words), term_counts(b, terms, max_words)
+    mine = len(own_a)
+    return leans_on_own_subject(in_a[:mine], in_b[:mine], margin) and \
+        leans_on_own_subject(in_b[mine:], in_a[mine:], margin)
 
 
 def topic_shift(a: BagSignature, b: BagSignature, max_words: int) -> float:
@@ -124,6 +171,7 @@ class BagMethod:
     order_threshold: float = 0.5  # resemblance of 3-word shingles that confirms a bag match
     order_shingle: int = 3
     topic_shift: float = 0.0  # > 0: both pages leaning this much on their own term are twins
+    subject_margin: float = 2.0  # > 0: pages each naming their title's subject this much more
     reword: RewordRule | None = field(default_factory=RewordRule)  # None: order check alone
     reword_words: int = 2048  # words kept in order for the rewording check
     seed: int = 19970101
@@ -143,14 +191,14 @@ class BagMethod:
                 "max_words": self.max_words, "seed": self.seed, "weights": "1+ln(tf)",
                 "order_threshold": self.order_threshold, "order_shingle": self.order_shingle,
                 "topic_shift": self.topic_shift,
+                "subject": {"margin": self.subject_margin,
+                            "words": "title, section number and numbers out"},
                 "reword": None if self.reword is None else {
                     **self.reword.params(), "words": self.reword_words,
                     "alignment": "levenshtein", "codes": "fmix64(word)>>48"}}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> BagSignature:
-        # Word fingerprints are Rabin residues, linear and (for short words) the bytes themselves:
-        # a bijective finaliser makes their bits fit for min-wise hashing.
-        hashes = _fmix64(hasher.word_hashes(words))
+        hashes = word_keys(words, hasher)
         bag, weights = bag_of(hashes, self.max_words)
         a, b = self._family
         shingles = hasher.shingle_hashes(words, self.order_shingle)
@@ -158,6 +206,18 @@ class BagMethod:
             bag, weights, min_hashes(bag, a, b), min_hashes(shingles, a, b),
             word_codes(hashes, self.reword_words),
         )
+
+    def with_subject(
+        self, signature: BagSignature, words: Sequence[str], hasher: ShingleHasher,
+    ) -> BagSignature:
+        """The signature with its page's subject words (subject.subject_words of its title)."""
+        subject = sorted(set(word_keys(words, hasher).tolist()))  # a few words: no numpy sort
+        return dataclasses.replace(signature, subject=np.array(subject, np.uint64))
+
+    def twins(self, a: BagSignature, b: BagSignature) -> bool:
+        """Two pages of one template, each about its own subject: never near-duplicates, whatever
+        any method's similarity (the verdict asks this of every match)."""
+        return template_twins(a, b, self.subject_margin, self.max_words)
 
     def keys(self, signature: BagSignature) -> list[str]:
         return band_keys(signature.minimums, self.bands)
@@ -169,6 +229,7 @@ class BagMethod:
             "minimums": _b64(signature.minimums.astype(">u8")),
             "order": _b64(signature.order.astype(">u8")),
             "sequence": _b64(signature.sequence.astype(">u2")),
+            "subject": _b64(signature.subject.astype(">u8")),
         }
 
     def decode(self, stored: object) -> BagSignature:
@@ -179,6 +240,7 @@ class BagMethod:
             np.frombuffer(base64.b64decode(stored["minimums"]), ">u8").astype(np.uint64),
             np.frombuffer(base64.b64decode(stored["order"]), ">u8").astype(np.uint64),
             np.frombuffer(base64.b64decode(stored["sequence"]), ">u2").astype(np.uint16),
+            np.frombuffer(base64.b64decode(stored.get("subject", "")), ">u8").astype(np.uint64),
         )
 
     def similarity(self, a: BagSignature, b: BagSignature) -> float:
@@ -200,6 +262,7 @@ class BagMethod:
             similarity >= self.threshold
             and (resemblance(a.order, b.order) >= self.order_threshold or self._reworded(a, b))
             and not (self.topic_shift and topic_shift(a, b, self.max_words) >= self.topic_shift)
+            and not self.twins(a, b)
         )
 
     def _reworded(self, a: BagSignature, b: BagSignature) -> bool:
@@ -215,6 +278,8 @@ class BagMethod:
             "topic_shift": round(topic_shift(a, b, self.max_words), 4),
             "threshold": self.threshold, "order_threshold": self.order_threshold,
             "topic_shift_limit": self.topic_shift,
+            "subject_words": [int(a.subject.size), int(b.subject.size)],
+            "template_twins": self.twins(a, b),
             "edits": edit_pattern(a.sequence, b.sequence).as_dict(),
         }
 

@@ -98,6 +98,9 @@ class NearDupConfig:
     bag_max_words: int = 4096
     bag_order_threshold: float = 0.5  # 3-word shingle resemblance that confirms a bag match
     bag_topic_shift: float = 0.0  # > 0: pages both leaning this much on own terms are twins
+    # > 0: two pages whose titles name subjects of their own, each page naming its own this many
+    # times more than the other does, are template twins, never near-duplicates (subject.py)
+    bag_subject_margin: float = 2.0
     # Below the order threshold: a match when the words differ in scattered single-word edits,
     # none repeated, on at most this share of the (canonical) words; 0 turns the check off
     bag_reword_max_changed: float = 0.3
@@ -178,6 +181,8 @@ class NearDupConfig:
             raise ConfigError(f"content must be one of {', '.join(CONTENTS)}, got {self.content!r}")
         if not 0 < self.bag_threshold <= 1 or self.bag_max_words < 1:
             raise ConfigError("bag_threshold must lie in (0, 1] and bag_max_words be >= 1")
+        if self.bag_subject_margin < 0:
+            raise ConfigError("bag_subject_margin must be >= 0 (0 turns the subject check off)")
         if self.bag_topic_shift < 0:
             raise ConfigError("bag_topic_shift must be >= 0 (0 turns the template-twin check off)")
         if not 0 <= self.bag_reword_max_changed <= 1 or self.bag_reword_max_run < 1:

@@ -15,6 +15,7 @@ from .methods import Method, build_methods
 from .normalize import Normalizer
 from .rarewords import CorpusStats
 from .shingles import ShingleHasher
+from .subject import subject_words
 
 Status = Literal["ok", "no_text"]
 
@@ -116,6 +117,14 @@ class Fingerprinter:
             complete = getattr(method, "complete", None)
             if complete is not None:
                 signatures[name] = complete(signatures[name], stats, doc.doc_id)
+        subject: list[str] | None = None
+        for name, method in self.methods.items():  # the title's subject: template-twin check
+            with_subject = getattr(method, "with_subject", None)
+            if with_subject is not None:
+                if subject is None:
+                    subject = subject_words(
+                        title, lambda t: self.normalizer.words(t, words.language).words)
+                signatures[name] = with_subject(signatures[name], subject, self.hasher)
         keys = {name: self.methods[name].keys(sig) for name, sig in signatures.items()}
         return Fingerprint(
             doc.doc_id, "ok", signatures, keys, words.language, len(words.words),

@@ -58,7 +58,7 @@ def build_methods(
         "bag": lambda: BagMethod(
             threshold=config.bag_threshold, bands=config.bag_bands,
             max_words=config.bag_max_words, order_threshold=config.bag_order_threshold,
-            topic_shift=config.bag_topic_shift,
+            topic_shift=config.bag_topic_shift, subject_margin=config.bag_subject_margin,
             reword=RewordRule(config.bag_reword_max_changed, config.bag_reword_max_run)
             if config.bag_reword_max_changed else None,
         ),

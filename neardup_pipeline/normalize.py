@@ -201,8 +201,9 @@ class Normalizer:
             else "3",
         }
 
-    def words(self, text: str) -> Words:
-        """Canonical words of `text` (stop words removed, stems), in document order."""
+    def words(self, text: str, language: str | None = None) -> Words:
+        """Canonical words of `text` (stop words removed, stems), in document order; `language`
+        (else the configured one, else detected) decides the stop words and stems."""
         canon = canonical_text(text[: self.max_words * _CHARS_PER_WORD])
         limit = self.max_token_chars
         room = self.max_words * 2  # for the long ones dropped
@@ -213,7 +214,9 @@ class Normalizer:
         if tokens and max(map(len, tokens)) > limit:
             tokens = [t for t in tokens if len(t) <= limit]
         del tokens[self.max_words :]
-        language = self.language or detect_language(canon) if tokens else self.language
+        language = language or self.language
+        if language is None and tokens:
+            language = detect_language(canon)
         if not tokens or language is None or not (self.remove_stopwords or self.stem):
             return Words(tokens, language)
         return Words(word_rules_for(language, self.remove_stopwords, self.stem).apply(tokens),

@@ -236,6 +236,7 @@ class Deduplicator:
         sims: dict[str, float] = {}
         best: _Match | None = None
         exact_only = self._too_short(fp, entry)
+        twins = self._template_twins(fp, cand_sigs)
         for name, method in self.fingerprinter.methods.items():
             if name not in cand_sigs or name not in fp.signatures:
                 continue
@@ -245,11 +246,21 @@ class Deduplicator:
             warming_up = getattr(method, "warming_up", None)  # DF too young to decide on
             if warming_up is not None and warming_up(fp.signatures[name]):
                 continue
-            if exact_only and entry.meta.get("content_hash") != fp.content_hash:
+            if twins or (exact_only and entry.meta.get("content_hash") != fp.content_hash):
                 continue
             if duplicate and (best is None or sim > best.similarity):
                 best = _Match(entry.doc_id, cluster_of(entry), name, sim)
         return sims, best
+
+    def _template_twins(self, fp: Fingerprint, cand_sigs: dict[str, Any]) -> bool:
+        """Whether a method that can tell (the bag: subject.py) finds the two pages to be template
+        twins: distinct pages, whatever any method's similarity."""
+        for name, method in self.fingerprinter.methods.items():
+            twins = getattr(method, "twins", None)
+            if twins is not None and name in cand_sigs and name in fp.signatures \
+                    and twins(fp.signatures[name], cand_sigs[name]):
+                return True
+        return False
 
     def _too_short(self, fp: Fingerprint, entry: IndexEntry) -> bool:
         """Either side has fewer than min_near_words words (entries stored before the word

@@ -277,7 +277,8 @@ async def test_crawl_of_a_site_with_a_big_menu_drops_the_mirrors_only(
     manual: list[tuple[str, str]], tmp_path: Path,
 ) -> None:
     """24 distinct short pages of one site under its menu, and 3 of them again under another
-    site's menu: the default drops exactly the 3; whole-page text folds the site together."""
+    site's menu: the default drops exactly the 3; whole-page text folds the site together unless
+    the title-subject check tells the pages apart."""
     labels = _menu_labels(manual)
     lengths = {d: len(html_to_text(h).text.split()) for d, h in manual}
     chosen = random.Random(3).sample([(d, h) for d, h in manual if 120 <= lengths[d] <= 400], 24)
@@ -296,5 +297,10 @@ async def test_crawl_of_a_site_with_a_big_menu_drops_the_mirrors_only(
         assert {path: result.path(str(exc.verdict.duplicate_of))  # type: ignore[attr-defined]
                 for path, exc in result.dropped.items()} == expected, describe(result)
         whole = await crawl(base, crawl_settings(f"sqlite:{tmp_path / 'w.sqlite'}",
-                                                 NEARDUP_METHODS=["auto"], NEARDUP_CONTENT="whole"))
+                                                 NEARDUP_METHODS=["auto"], NEARDUP_CONTENT="whole",
+                                                 NEARDUP_BAG_SUBJECT_MARGIN=0))
         assert len(whole.dropped) > 10, describe(whole)
+        # the pages' titles name their own subjects: that alone keeps them apart on the whole page
+        titled = await crawl(base, crawl_settings(
+            f"sqlite:{tmp_path / 't.sqlite'}", NEARDUP_METHODS=["auto"], NEARDUP_CONTENT="whole"))
+        assert set(titled.dropped) == set(expected), describe(titled)
