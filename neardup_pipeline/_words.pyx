@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Word tokens of a text in one C pass: exactly what re.findall(r"\w+", text) returns.
+"""Word tokens of a text in one C pass: exactly what re.findall(r"\w+", text) returns; and the
+stem cache read for a whole page in one loop.
 
 The regex engine asks the Unicode database about every character of a non-ASCII text (about
 0.2 ms for a 10 KB page); here ASCII characters, most of any Latin-script page, are decided by a
@@ -7,6 +8,8 @@ table and only the others by the database, with the regex engine's own test for 
 Py_UNICODE_ISALNUM or the underscore.
 """
 
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_Substring
 
 cdef extern from "Python.h":
@@ -24,9 +27,9 @@ cdef inline bint _is_word(Py_UCS4 ch) noexcept:
     return _ASCII_WORD[ch] if ch < 128 else Py_UNICODE_ISALNUM(ch)
 
 
-def word_tokens(str text not None, Py_ssize_t limit=-1):
+def word_tokens(str text not None, Py_ssize_t limit=-1, Py_ssize_t max_chars=-1):
     """The runs of word characters (\w: letters, digits of any script, "_"), in order; at most
-    `limit` of them (-1: all)."""
+    `limit` of them (-1: all), of which those longer than `max_chars` (-1: none) are left out."""
     cdef Py_ssize_t length = len(text), index = 0, start
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
@@ -39,6 +42,21 @@ def word_tokens(str text not None, Py_ssize_t limit=-1):
         index += 1
         while index < length and _is_word(PyUnicode_READ(kind, data, index)):
             index += 1
-        tokens.append(PyUnicode_Substring(text, start, index))
+        if max_chars < 0 or index - start <= max_chars:
+            tokens.append(PyUnicode_Substring(text, start, index))
         limit -= 1
     return tokens
+
+
+def known_stems(list tokens not None, dict cache not None):
+    """[cache[t] for t in tokens if cache[t]] ("": a stop word, left out), or None as soon as a
+    token is not in the cache (the caller learns the page's new words, then asks again)."""
+    cdef list kept = []
+    cdef PyObject* found
+    for token in tokens:
+        found = PyDict_GetItem(cache, token)
+        if found is NULL:
+            return None
+        if <object>found:
+            kept.append(<object>found)
+    return kept

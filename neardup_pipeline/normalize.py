@@ -18,10 +18,12 @@ import pycld2
 import snowballstemmer
 from stop_words import StopWordError, get_stop_words
 
-try:  # re.findall(r"\w+") in one C pass (setup.py); without a compiler, the regex below
+try:  # re.findall(r"\w+") and the stem cache in C loops (setup.py); without a compiler, Python
+    from ._words import known_stems as _known_stems
     from ._words import word_tokens as _word_tokens
 except ImportError:  # pragma: no cover - a build without the extension
     _word_tokens = None  # type: ignore[assignment]
+    _known_stems = None  # type: ignore[assignment]
 
 # ISO 639-1 -> Snowball algorithm name, for every language Snowball stems.
 SNOWBALL_LANGUAGES: dict[str, str] = {
@@ -138,11 +140,11 @@ class _WordRules:
     def apply(self, tokens: list[str]) -> list[str]:
         """Stems of the tokens that are not stop words; all tokens stemmed when none is left."""
         cache, stems = self._cache, self._stems  # only grow: full ones are replaced, not cleared
-        try:  # every word known (most pages of a crawl): no set of the page's words at all
-            kept = list(filter(None, map(cache.__getitem__, tokens)))  # "" (a stop word) is out
-        except KeyError:
+        # Every word known (most pages of a crawl): no set of the page's words at all.
+        kept = _known_stems(tokens, cache) if _known_stems is not None else _cached(tokens, cache)
+        if kept is None:
             cache, stems = self._learn(set(tokens))
-            kept = list(filter(None, map(cache.__getitem__, tokens)))
+            kept = list(filter(None, map(cache.__getitem__, tokens)))  # "" (a stop word) is out
         if kept or not tokens:
             return kept
         return list(map(stems.__getitem__, tokens))  # "to be or not to be" keeps its words
@@ -164,6 +166,15 @@ class _WordRules:
             stems.update(new_stems)  # stems first: a word in the cache always has its stem
             cache.update(new)
             return cache, stems
+
+
+def _cached(tokens: list[str], cache: dict[str, str]) -> list[str] | None:
+    """The cache's non-empty values of the tokens, or None when one is not in it (known_stems
+    of a build without the extension)."""
+    try:
+        return list(filter(None, map(cache.__getitem__, tokens)))
+    except KeyError:
+        return None
 
 
 @lru_cache(maxsize=256)
@@ -208,11 +219,11 @@ class Normalizer:
         limit = self.max_token_chars
         room = self.max_words * 2  # for the long ones dropped
         if _word_tokens is not None:
-            tokens = _word_tokens(canon, room)
+            tokens = _word_tokens(canon, room, limit)
         else:  # on ASCII text (casefolded) \w is [a-z0-9_], which matches 2.4x faster
             tokens = (_ASCII_WORD if canon.isascii() else _WORD).findall(canon)[:room]
-        if tokens and max(map(len, tokens)) > limit:
-            tokens = [t for t in tokens if len(t) <= limit]
+            if tokens and max(map(len, tokens)) > limit:
+                tokens = [t for t in tokens if len(t) <= limit]
         del tokens[self.max_words :]
         language = language or self.language
         if language is None and tokens:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline import normalize
-from neardup_pipeline._words import word_tokens
+from neardup_pipeline._words import known_stems, word_tokens
 from neardup_pipeline.extract import html_to_text
 
 WORD = re.compile(r"\w+")
@@ -43,6 +43,28 @@ def test_worked_example() -> None:
 def test_same_tokens_as_the_regex_on_any_text(text: str, limit: int) -> None:
     expected = WORD.findall(text)
     assert word_tokens(text, limit) == (expected if limit < 0 else expected[:limit])
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(st.text(), st.integers(-1, 20), st.integers(0, 8))
+def test_long_tokens_are_left_out_but_counted_against_the_limit(
+    text: str, limit: int, max_chars: int,
+) -> None:
+    """As Normalizer.words without the extension: the first `limit` tokens, then the long ones
+    dropped."""
+    expected = WORD.findall(text)
+    expected = expected if limit < 0 else expected[:limit]
+    assert word_tokens(text, limit, max_chars) == [t for t in expected if len(t) <= max_chars]
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(st.lists(st.sampled_from("abcdefg")), st.dictionaries(
+    st.sampled_from("abcdefg"), st.sampled_from(["", "x", "stem"])))
+def test_known_stems_reads_the_cache_as_the_python_path_does(
+    tokens: list[str], cache: dict[str, str],
+) -> None:
+    assert known_stems(tokens, cache) == normalize._cached(tokens, cache)
+    assert normalize._known_stems is known_stems
 
 
 def test_same_decision_as_the_regex_for_every_code_point() -> None:
