@@ -53,6 +53,10 @@ class ShingleHasher:
 
     def _word_hashes(self, words: Sequence[str]) -> U64Array:
         cache = self._cache  # dicts here only grow: a full one is replaced, never cleared
+        try:  # every word known (most pages of a crawl): no set of the page's words (40 -> 26 us)
+            return np.fromiter(map(cache.__getitem__, words), dtype=np.uint64, count=len(words))
+        except KeyError:
+            pass
         missing = set(words).difference(cache)
         if missing:
             if self.hash_name == "rabin":
