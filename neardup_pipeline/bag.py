@@ -40,10 +40,9 @@ from .rarewords import sorted_intersection
 from .rarewords import weighted_jaccard as weighted_set_jaccard
 from .reword import Codes, RewordRule, edit_pattern, word_codes
 from .shingles import ShingleHasher
-from .subject import leans_on_own_subject
+from .subject import F64Array, leans_on_own_subject
 
 F32Array = npt.NDArray[np.float32]
-F64Array = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -112,8 +111,8 @@ def template_twins(a: BagSignature, b: BagSignature, margin: float, max_words: i
     if not margin or not a.subject.size or not b.subject.size:
         return False
     subject_a, subject_b = a.subject.tolist(), b.subject.tolist()
-    own_a = [w for w in subject_a if w not in set(subject_b)]
-    own_b = [w for w in subject_b if w not in set(subject_a)]
+    own_a = sorted(set(subject_a).difference(subject_b))
+    own_b = sorted(set(subject_b).difference(subject_a))
     if not own_a or not own_b:
         return False
     terms = np.array(own_a + own_b, np.uint64)

@@ -236,7 +236,7 @@ class Deduplicator:
         sims: dict[str, float] = {}
         best: _Match | None = None
         exact_only = self._too_short(fp, entry)
-        twins = self._template_twins(fp, cand_sigs)
+        twins: bool | None = None  # asked once, and only of a pair some method matches
         for name, method in self.fingerprinter.methods.items():
             if name not in cand_sigs or name not in fp.signatures:
                 continue
@@ -246,10 +246,13 @@ class Deduplicator:
             warming_up = getattr(method, "warming_up", None)  # DF too young to decide on
             if warming_up is not None and warming_up(fp.signatures[name]):
                 continue
-            if twins or (exact_only and entry.meta.get("content_hash") != fp.content_hash):
+            if exact_only and entry.meta.get("content_hash") != fp.content_hash:
                 continue
             if duplicate and (best is None or sim > best.similarity):
-                best = _Match(entry.doc_id, cluster_of(entry), name, sim)
+                if twins is None:
+                    twins = self._template_twins(fp, cand_sigs)
+                if not twins:
+                    best = _Match(entry.doc_id, cluster_of(entry), name, sim)
         return sims, best
 
     def _template_twins(self, fp: Fingerprint, cand_sigs: dict[str, Any]) -> bool:
