@@ -34,7 +34,7 @@ extensions = [
     Extension(
         "neardup_pipeline._sketch",
         ["neardup_pipeline/_sketch.pyx"],
-        extra_compile_args=["-O2"],
+        extra_compile_args=["-O3"],
         optional=True,
     ),
 ]

@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""The two numeric loops of fingerprinting, in C: Rabin fingerprints of word shingles, and the
-per-permutation minimums of MinHash.
+"""The numeric loops of fingerprinting and verification, in C: Rabin fingerprints of word
+shingles, the per-permutation minimums of MinHash, the simhash bit vote, the finaliser and the
+distinct counts of a word bag, weighted Jaccard of two bags, and the word-hash cache read.
 
 numpy computed both over whole arrays, but each step wrote a temporary as large as its input
 (MinHash: 84 x shingles products, 1.3 MB for a 2,000-word page, past the L2 cache) and read it
@@ -10,7 +11,10 @@ are bit for bit those of the numpy code, which stays as the fallback (shingles.p
 
 import numpy as np
 
-from libc.stdint cimport uint64_t
+from cpython.dict cimport PyDict_GetItem
+from cpython.long cimport PyLong_AsUnsignedLongLong
+from cpython.object cimport PyObject
+from libc.stdint cimport int64_t, uint64_t
 
 
 cdef inline uint64_t _fmix64(uint64_t x) noexcept nogil:
@@ -58,4 +62,112 @@ def min_hashes(const uint64_t[::1] shingles not None, const uint64_t[::1] a not 
                 value = a[j] * mixed + b[j]
                 if value < result[j]:
                     result[j] = value
+    return out
+
+
+def fmix64(const uint64_t[::1] values not None):
+    """MurmurHash3's 64-bit finaliser of each value (minhash._fmix64)."""
+    cdef Py_ssize_t i, n = values.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] result = out
+    with nogil:
+        for i in range(n):
+            result[i] = _fmix64(values[i])
+    return out
+
+
+def simhash64(const uint64_t[::1] hashes not None):
+    """Charikar's vote with unit weights (simhash.simhash): bit k of the result is set where more
+    than half of the hashes have bit k set. Counted eight bits a step: byte j of lanes[b] counts
+    bit 8j + b, flushed before a byte can overflow."""
+    cdef Py_ssize_t i, n = hashes.shape[0]
+    cdef int k, plane, pending = 0
+    cdef int64_t ones[64]
+    cdef uint64_t lanes[8]
+    cdef uint64_t h, result = 0
+    for k in range(64):
+        ones[k] = 0
+    for plane in range(8):
+        lanes[plane] = 0
+    with nogil:
+        for i in range(n):
+            h = hashes[i]
+            for plane in range(8):
+                lanes[plane] += (h >> plane) & 0x0101010101010101ULL
+            pending += 1
+            if pending == 255 or i == n - 1:
+                for plane in range(8):
+                    for k in range(8):
+                        ones[8 * k + plane] += (lanes[plane] >> (8 * k)) & 0xFF
+                    lanes[plane] = 0
+                pending = 0
+        for k in range(64):
+            if 2 * ones[k] > n:
+                result |= (<uint64_t>1) << k
+    return result
+
+
+def distinct_counts(const uint64_t[::1] ordered not None):
+    """(distinct values, how often each occurs) of an ascending array (np.unique's counts)."""
+    cdef Py_ssize_t i, n = ordered.shape[0], kept = 0
+    values = np.empty(n, dtype=np.uint64)
+    counts = np.empty(n, dtype=np.int64)
+    cdef uint64_t[::1] out_values = values
+    cdef int64_t[::1] out_counts = counts
+    with nogil:
+        for i in range(n):
+            if kept and out_values[kept - 1] == ordered[i]:
+                out_counts[kept - 1] += 1
+            else:
+                out_values[kept] = ordered[i]
+                out_counts[kept] = 1
+                kept += 1
+    return values[:kept], counts[:kept]
+
+
+def weighted_jaccard(const uint64_t[::1] a not None, const float[::1] wa not None,
+                     const uint64_t[::1] b not None, const float[::1] wb not None):
+    """sum(min) / sum(max) of two weighted sets (ascending, duplicate-free hashes) in one merge;
+    1.0 for two empty sets (rarewords.weighted_jaccard, summed in float64)."""
+    cdef Py_ssize_t i = 0, j = 0, na = a.shape[0], nb = b.shape[0]
+    cdef double low = 0.0, high = 0.0, x, y
+    if na != wa.shape[0] or nb != wb.shape[0]:
+        raise ValueError("each set needs one weight per hash")
+    if na == 0 and nb == 0:
+        return 1.0
+    with nogil:
+        while i < na and j < nb:
+            if a[i] == b[j]:
+                x, y = wa[i], wb[j]
+                low += x if x < y else y
+                high += y if x < y else x
+                i += 1
+                j += 1
+            elif a[i] < b[j]:
+                high += wa[i]
+                i += 1
+            else:
+                high += wb[j]
+                j += 1
+        while i < na:
+            high += wa[i]
+            i += 1
+        while j < nb:
+            high += wb[j]
+            j += 1
+    return low / high if high > 0 else 0.0
+
+
+def cached_hashes(list words not None, dict cache not None):
+    """[cache[w] for w in words] as uint64, or None as soon as a word is not in the cache (the
+    caller hashes the page's new words, then asks again)."""
+    cdef Py_ssize_t i, n = len(words)
+    cdef PyObject* found
+    out = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] result = out
+    for i in range(n):
+        found = PyDict_GetItem(cache, words[i])
+        if found is NULL:
+            return None
+        result[i] = PyLong_AsUnsignedLongLong(<object>found)
     return out

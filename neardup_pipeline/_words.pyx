@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Word tokens of a text in one C pass: exactly what re.findall(r"\w+", text) returns; and the
-stem cache read for a whole page in one loop.
+"""Word tokens of a text in one C pass: exactly what re.findall(r"\w+", text) returns; the
+stem cache read for a whole page in one loop; and the test for Arabic-script letters.
 
 The regex engine asks the Unicode database about every character of a non-ASCII text (about
 0.2 ms for a 10 KB page); here ASCII characters, most of any Latin-script page, are decided by a
@@ -60,3 +60,19 @@ def known_stems(list tokens not None, dict cache not None):
         if <object>found:
             kept.append(<object>found)
     return kept
+
+
+def arabic_script(str text not None):
+    """Whether the text holds a character of normalize._ARABIC_SCRIPT (U+0600-U+06FF, ZWNJ,
+    ZWJ): a text of one-byte characters cannot, a wider one is read without the regex engine."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t index, length = len(text)
+    cdef Py_UCS4 ch
+    if kind == 1:
+        return False
+    for index in range(length):
+        ch = PyUnicode_READ(kind, data, index)
+        if 0x0600 <= ch <= 0x06FF or ch == 0x200C or ch == 0x200D:
+            return True
+    return False

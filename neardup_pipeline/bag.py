@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from .minhash import FAMILY_VERSION, _fmix64, chunk_hashes, hash_family, min_hashes, resemblance
 from .rabin import U64Array
-from .rarewords import sorted_intersection
+from .rarewords import distinct_words, sorted_intersection
 from .rarewords import weighted_jaccard as weighted_set_jaccard
 from .reword import Codes, RewordRule, edit_pattern, word_codes
 from .shingles import ShingleHasher
@@ -78,7 +78,7 @@ def word_keys(words: Sequence[str], hasher: ShingleHasher) -> U64Array:
 def bag_of(word_hashes: U64Array, max_words: int) -> tuple[U64Array, F32Array]:
     """Distinct words and weights 1 + ln(tf); a long page keeps its `max_words` smallest hashes
     (a consistent sample: two copies keep the same words)."""
-    words, counts = np.unique(word_hashes, return_counts=True)
+    words, counts = distinct_words(word_hashes)
     weights = (1.0 + np.log(counts)).astype(np.float32)
     if words.size > max_words:
         words, weights = words[:max_words], weights[:max_words]

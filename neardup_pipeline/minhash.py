@@ -40,6 +40,13 @@ def hash_family(count: int, seed: int) -> tuple[U64Array, U64Array]:
 
 def _fmix64(x: U64Array) -> U64Array:
     """MurmurHash3's 64-bit finaliser: a bijection that spreads every input bit over the word."""
+    if _sketch is not None:
+        return _sketch.fmix64(np.ascontiguousarray(x, dtype=np.uint64))
+    return numpy_fmix64(x)
+
+
+def numpy_fmix64(x: U64Array) -> U64Array:
+    """`_fmix64` in numpy: the reference of the compiled loop, and its fallback."""
     with np.errstate(over="ignore"):
         x = x ^ (x >> np.uint64(33))
         x = x * _M1
@@ -67,7 +74,7 @@ def numpy_min_hashes(shingles: U64Array, a: U64Array, b: U64Array) -> U64Array:
     result = np.full(a.shape, np.iinfo(np.uint64).max, dtype=np.uint64)
     if shingles.size == 0:
         return result
-    mixed = _fmix64(shingles)
+    mixed = numpy_fmix64(shingles)
     with np.errstate(over="ignore"):
         for start in range(0, mixed.size, _CHUNK):  # one row per permutation: min along rows
             block = a[:, None] * mixed[None, start : start + _CHUNK]

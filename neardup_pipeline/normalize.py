@@ -18,12 +18,15 @@ import pycld2
 import snowballstemmer
 from stop_words import StopWordError, get_stop_words
 
-try:  # re.findall(r"\w+") and the stem cache in C loops (setup.py); without a compiler, Python
+try:  # re.findall(r"\w+"), the stem cache and the Arabic-script test in C loops (setup.py);
+    # without a compiler, Python
+    from ._words import arabic_script as _arabic_script
     from ._words import known_stems as _known_stems
     from ._words import word_tokens as _word_tokens
 except ImportError:  # pragma: no cover - a build without the extension
     _word_tokens = None  # type: ignore[assignment]
     _known_stems = None  # type: ignore[assignment]
+    _arabic_script = None  # type: ignore[assignment]
 
 # ISO 639-1 -> Snowball algorithm name, for every language Snowball stems.
 SNOWBALL_LANGUAGES: dict[str, str] = {
@@ -79,8 +82,10 @@ def canonical_text(text: str) -> str:
     """NFKC + casefold + Persian/Arabic letter folding: the form every rule below reads."""
     text = unicodedata.normalize("NFKC", text).casefold()
     # translate() with a dict is slow on long texts: fold only texts in Arabic script. isascii()
-    # rules most texts out for free; the regex scan is 2x faster than max() on the rest.
-    if not text.isascii() and _ARABIC_SCRIPT.search(text):
+    # rules most texts out for free; on the rest the C scan is 8x faster than the regex's.
+    if not text.isascii() and (
+        _arabic_script(text) if _arabic_script is not None else _ARABIC_SCRIPT.search(text)
+    ):
         return text.translate(_PERSIAN_FOLD)
     return text
 

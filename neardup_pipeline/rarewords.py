@@ -36,6 +36,11 @@ from .index.base import FingerprintIndex, IndexEntry
 from .rabin import U64Array
 from .shingles import ShingleHasher
 
+try:  # distinct counts and weighted Jaccard in one C pass each (setup.py); else numpy below
+    from . import _sketch
+except ImportError:  # pragma: no cover - a build without the extension
+    _sketch = None  # type: ignore[assignment]
+
 F32Array = npt.NDArray[np.float32]
 KEY_PREFIX = "w:"
 
@@ -71,7 +76,10 @@ class StaticStats:
 
 
 def distinct_words(word_hashes: U64Array) -> tuple[U64Array, npt.NDArray[np.int64]]:
-    """Sorted distinct word hashes and each one's term frequency."""
+    """Sorted distinct word hashes and each one's term frequency (np.unique's, without its
+    masks and temporaries where the extension is built)."""
+    if _sketch is not None:
+        return _sketch.distinct_counts(np.sort(np.asarray(word_hashes, dtype=np.uint64)))
     words, counts = np.unique(word_hashes, return_counts=True)
     return words.astype(np.uint64), counts.astype(np.int64)
 
@@ -122,6 +130,17 @@ def weighted_jaccard(
     a: U64Array, wa: F32Array, b: U64Array, wb: F32Array
 ) -> float:
     """sum(min) / sum(max) over the union of two weighted word sets (sorted hash arrays)."""
+    if _sketch is not None:  # one merge, no index arrays (a tenth of the numpy time)
+        return float(_sketch.weighted_jaccard(
+            np.ascontiguousarray(a, dtype=np.uint64), np.ascontiguousarray(wa, dtype=np.float32),
+            np.ascontiguousarray(b, dtype=np.uint64), np.ascontiguousarray(wb, dtype=np.float32)))
+    return numpy_weighted_jaccard(a, wa, b, wb)
+
+
+def numpy_weighted_jaccard(
+    a: U64Array, wa: F32Array, b: U64Array, wb: F32Array
+) -> float:
+    """`weighted_jaccard` in numpy: the reference of the compiled merge, and its fallback."""
     if a.size == 0 and b.size == 0:
         return 1.0
     ia, ib = sorted_intersection(a, b)

@@ -25,10 +25,25 @@ from .idf import IdfTable
 from .rabin import U64Array
 from .shingles import ShingleHasher
 
+try:  # the unit-weight vote in one C loop (setup.py); without a compiler, numpy below
+    from . import _sketch
+except ImportError:  # pragma: no cover - a build without the extension
+    _sketch = None  # type: ignore[assignment]
+
 
 def simhash(hashes: U64Array, weights: npt.NDArray[np.floating] | None = None) -> int:
     """64-bit simhash: per bit, +w where a feature's hash has the bit set, -w where not; the
     fingerprint's bit is 1 where the sum is positive. Repeated features count each time (TF)."""
+    if hashes.size == 0:
+        return 0
+    if weights is None and _sketch is not None:
+        return int(_sketch.simhash64(np.ascontiguousarray(hashes, dtype=np.uint64)))
+    return numpy_simhash(hashes, weights)
+
+
+def numpy_simhash(hashes: U64Array, weights: npt.NDArray[np.floating] | None = None) -> int:
+    """`simhash` in numpy (bits unpacked, summed per column): the reference of the compiled
+    vote, its fallback, and the weighted vote's only code."""
     if hashes.size == 0:
         return 0
     bits = np.unpackbits(hashes.astype(">u8").view(np.uint8).reshape(-1, 8), axis=1)

@@ -62,15 +62,6 @@ class ClusterMove:
 _DECODE_CACHE_SIZE = 2_000  # bounds memory: a 4,096-word bag decodes to ~50 KB
 
 
-def _frozen(value: Any) -> Any:
-    """A hashable copy of stored (JSON-like) signatures; strings hash in C, once each."""
-    if isinstance(value, dict):
-        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
 def judge(method: Any, a: Any, b: Any) -> tuple[float, bool]:
     """(similarity, near-duplicate?) of two signatures, in one pass where the method has one."""
     one_pass = getattr(method, "judge", None)
@@ -141,7 +132,8 @@ class Deduplicator:
         self.index = index
         # An index made with other text rules, hashes or method parameters is refused here.
         index.ensure_params(self.fingerprinter.params())
-        self._decode_cache: dict[tuple[str, object], dict[str, Any]] = {}
+        # doc id -> (stored signatures, decoded): see _decoded
+        self._decode_cache: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._replays = [  # rarewords stream warm-up: young profiles are redone once, at its end
             WarmupReplay(name, m) for name, m in self.fingerprinter.methods.items()
             if isinstance(m, RarewordsMethod)
@@ -275,13 +267,15 @@ class Deduplicator:
     def _decoded(self, entry: IndexEntry) -> dict[str, Any]:
         """A stored entry's signatures, decoded once: the same originals are candidates again and
         again (a site's copies), and base64 + JSON decoding is most of a verification."""
-        key = (entry.doc_id, _frozen(entry.signatures))  # a re-recorded entry is a new key
-        found = self._decode_cache.get(key)
-        if found is None:
-            found = self.fingerprinter.decode(entry.signatures)
-            if len(self._decode_cache) >= _DECODE_CACHE_SIZE:
-                self._decode_cache.pop(next(iter(self._decode_cache)))  # oldest first
-            self._decode_cache[key] = found
+        cached = self._decode_cache.get(entry.doc_id)
+        # A re-recorded entry stores other signatures: compared, not hashed (the dicts of one
+        # index are mostly the very same strings, which compare by identity; others by memcmp).
+        if cached is not None and cached[0] == entry.signatures:
+            return cached[1]
+        found = self.fingerprinter.decode(entry.signatures)
+        if cached is None and len(self._decode_cache) >= _DECODE_CACHE_SIZE:
+            self._decode_cache.pop(next(iter(self._decode_cache)))  # oldest first
+        self._decode_cache[entry.doc_id] = (entry.signatures, found)
         return found
 
     def record(self, fp: Fingerprint, verdict: Verdict, url: str | None = None) -> None:

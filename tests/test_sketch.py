@@ -1,6 +1,7 @@
 """The compiled loops of `_sketch` give the numpy code's values bit for bit: Rabin fingerprints of
-word shingles and MinHash minimums, on arbitrary 64-bit inputs (hypothesis) and on real pages,
-so an index written with one is read with the other."""
+word shingles, MinHash minimums, the simhash vote, the finaliser, distinct counts and weighted
+Jaccard, on arbitrary 64-bit inputs (hypothesis) and on real pages, so an index written with one
+is read with the other."""
 
 from __future__ import annotations
 
@@ -13,10 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.corpora import postgresql_pages
-from neardup_pipeline import NearDupConfig, minhash, shingles
-from neardup_pipeline._sketch import min_hashes, rabin_shingles
+from neardup_pipeline import NearDupConfig, minhash, rarewords, shingles, simhash
+from neardup_pipeline._sketch import (
+    cached_hashes,
+    distinct_counts,
+    fmix64,
+    min_hashes,
+    rabin_shingles,
+    simhash64,
+    weighted_jaccard,
+)
 from neardup_pipeline.fingerprint import Document, Fingerprinter
-from neardup_pipeline.minhash import hash_family, numpy_min_hashes
+from neardup_pipeline.minhash import hash_family, numpy_fmix64, numpy_min_hashes
 from neardup_pipeline.shingles import ShingleHasher
 
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
@@ -26,6 +35,7 @@ A, B = hash_family(84, 20100531)
 
 def test_the_methods_use_the_compiled_loops() -> None:
     assert minhash._sketch is not None and shingles._sketch is not None
+    assert simhash._sketch is not None and rarewords._sketch is not None
 
 
 @settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
@@ -48,6 +58,59 @@ def test_min_hashes_equal_numpy(values: list[int]) -> None:
     assert np.array_equal(min_hashes(data, A, B), numpy_min_hashes(data, A, B))
 
 
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(st.lists(U64, max_size=1200) | st.lists(st.sampled_from([0, 2**64 - 1, 1, 2**63]),
+                                                 max_size=1200))
+def test_simhash_vote_and_finaliser_equal_numpy(values: list[int]) -> None:
+    """The vote counts eight bits a step in byte lanes, flushed every 255 hashes: long runs of
+    all-ones hashes are what would overflow a lane."""
+    data = np.array(values, dtype=np.uint64)
+    expected = simhash.numpy_simhash(data)
+    assert (simhash64(data) if data.size else 0) == expected == simhash.simhash(data)
+    assert np.array_equal(fmix64(data), numpy_fmix64(data))
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(st.lists(st.integers(0, 40) | U64, max_size=600))
+def test_distinct_counts_equal_numpy_unique(values: list[int]) -> None:
+    data = np.array(values, dtype=np.uint64)
+    words, counts = distinct_counts(np.sort(data))
+    unique, unique_counts = np.unique(data, return_counts=True)
+    assert np.array_equal(words, unique) and np.array_equal(counts, unique_counts)
+    assert words.dtype == np.uint64 and counts.dtype == np.int64
+
+
+BAG = st.dictionaries(st.integers(0, 60) | U64, st.integers(1, 5000).map(lambda n: n / 100))
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(BAG, BAG)
+def test_weighted_jaccard_equals_numpy(first: dict[int, float], second: dict[int, float]) -> None:
+    def arrays(bag: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+        keys = sorted(bag)
+        return (np.array(keys, dtype=np.uint64),
+                np.array([bag[k] for k in keys], dtype=np.float32))
+
+    a, wa = arrays(first)
+    b, wb = arrays(second)
+    expected = rarewords.numpy_weighted_jaccard(a, wa, b, wb)
+    assert weighted_jaccard(a, wa, b, wb) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert weighted_jaccard(a, wa, a, wa) == 1.0
+
+
+def test_weighted_jaccard_refuses_a_weight_count_that_differs() -> None:
+    words = np.array([1, 2], dtype=np.uint64)
+    with pytest.raises(ValueError, match="one weight per hash"):
+        weighted_jaccard(words, np.ones(1, np.float32), words, np.ones(2, np.float32))
+
+
+def test_cached_hashes_reads_the_cache_or_says_none() -> None:
+    cache = {"a": 1, "b": 2**64 - 1}
+    assert cached_hashes(["b", "a", "b"], cache).tolist() == [2**64 - 1, 1, 2**64 - 1]
+    assert cached_hashes(["a", "z"], cache) is None
+    assert cached_hashes([], cache).size == 0
+
+
 def test_min_hashes_of_nothing_are_all_ones() -> None:
     assert (min_hashes(np.empty(0, dtype=np.uint64), A, B) == np.uint64(2**64 - 1)).all()
 
@@ -66,3 +129,6 @@ def test_same_signatures_on_real_pages() -> None:
                 size, len(word_hashes))))
             assert np.array_equal(minhash.min_hashes(compiled, A, B),
                                   numpy_min_hashes(compiled, A, B))
+            assert simhash.simhash(compiled) == simhash.numpy_simhash(compiled)
+        assert np.array_equal(hasher.word_hashes(words), np.fromiter(
+            map(hasher._cache.__getitem__, words), dtype=np.uint64, count=len(words)))

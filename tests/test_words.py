@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline import normalize
-from neardup_pipeline._words import known_stems, word_tokens
+from neardup_pipeline._words import arabic_script, known_stems, word_tokens
 from neardup_pipeline.extract import html_to_text
 
 WORD = re.compile(r"\w+")
@@ -70,6 +70,18 @@ def test_known_stems_reads_the_cache_as_the_python_path_does(
 def test_same_decision_as_the_regex_for_every_code_point() -> None:
     every = "".join(chr(c) + " " for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
     assert word_tokens(every) == WORD.findall(every)
+
+
+def test_arabic_script_test_agrees_with_the_regex_for_every_code_point() -> None:
+    """Each code point alone and after a wide character (so the scan, not the one-byte shortcut,
+    decides), and Persian text is folded through it."""
+    for code in range(sys.maxunicode + 1):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        for text in (chr(code), "\u2019" + chr(code)):
+            assert arabic_script(text) == bool(normalize._ARABIC_SCRIPT.search(text)), hex(code)
+    assert normalize._arabic_script is arabic_script
+    assert normalize.canonical_text("كتاب") == normalize.canonical_text("\u06a9\u062a\u0627\u0628")
 
 
 @pytest.mark.shared_data
