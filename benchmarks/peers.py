@@ -320,26 +320,31 @@ class NeardupPeer(Peer):
     """neardup's own Python API; extraction time is read by wrapping the fingerprinter."""
 
     def __init__(self, label: str, methods: tuple[str, ...] | None,
-                 native_walk: bool = True) -> None:
+                 native_walk: bool = True, parser: str = "lxml") -> None:
         super().__init__()
         self.methods = methods
         self.native_walk = native_walk  # False: extract's pure-Python walk (same text)
+        self.parser = parser  # NearDupConfig.html_parser
         self.name = f"neardup {label}"
-        from neardup_pipeline import NearDupConfig
-
-        config = NearDupConfig() if methods is None else NearDupConfig(methods=methods)
+        config = self.config()
         names = getattr(config, "method_names", config.methods)
         content = getattr(config, "text_content", getattr(config, "content", "whole"))
         walk = "C++ walk" if native_walk else "Python walk"
-        self.stack = (f"lxml tree + {walk} ({content}) + canonical words + {'+'.join(names)} "
-                      f"+ MemoryIndex")
+        self.stack = (f"{parser} tree + {walk} ({content}) + canonical words + "
+                      f"{'+'.join(names)} + MemoryIndex")
+
+    def config(self) -> Any:
+        from neardup_pipeline import NearDupConfig
+
+        parser = {} if self.parser == "lxml" else {"html_parser": self.parser}  # older trees
+        methods = {} if self.methods is None else {"methods": self.methods}
+        return NearDupConfig(**methods, **parser)
 
     def reset(self) -> None:
-        from neardup_pipeline import Deduplicator, NearDupConfig
+        from neardup_pipeline import Deduplicator
         from neardup_pipeline.index import MemoryIndex
 
-        config = NearDupConfig() if self.methods is None else NearDupConfig(methods=self.methods)
-        self.dedup = Deduplicator(MemoryIndex(), config)
+        self.dedup = Deduplicator(MemoryIndex(), self.config())
         fingerprinter = self.dedup.fingerprinter
         text_of = fingerprinter.text_of
 
@@ -365,6 +370,7 @@ def all_peers() -> list[Callable[[], Peer]]:
         lambda: NeardupPeer("simhash", ("simhash",)),
         lambda: NeardupPeer("minhash", ("minhash",)),
         lambda: NeardupPeer("default", None),
+        lambda: NeardupPeer("default, lexbor parser", None, parser="lexbor"),
         lambda: NeardupPeer("default, Python walk", None, native_walk=False),
         DatasketchPeer,
         SimhashPeer,

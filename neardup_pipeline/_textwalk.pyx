@@ -1,20 +1,28 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # distutils: language = c++
-"""Site chrome and visible text of a parsed page, read in C from lxml's own libxml2 tree.
+"""Site chrome and visible text of a parsed page, in C++, from either parser's tree.
 
 The same rules as `extract.drop_chrome` and `extract._python_walk` (the pure-Python reference,
 kept for installs without a compiler): landmarks, link-only blocks judged innermost first under a
 read limit, the blocks before the title, block boundaries as spaces, whitespace collapsed as
-`str.split` does. The tree is only read, never changed, so one parse serves every chrome level.
-On a PostgreSQL manual page (13.8 KB) the Python walk took 0.4-0.9 ms, this one 40-190 us.
+`str.split` does.
+
+A page's tree is first copied into a flat one (`_Tree`: elements and text nodes in document
+order, linked by index, each element's tag kinds as bits, the text in one UTF-8 buffer), which
+the walk reads for every chrome level. Two parsers fill it:
+- lxml's libxml2 tree (`chrome_walk`), read through lxml's public C API;
+- lexbor's (`lexbor_walk`, selectolax's build of it, called through lexbor's exported functions):
+  the same text on real pages (every page of the shared data and the Apache manual), at 2.5x
+  libxml2's parse speed. An HTML5 tree builder may shape broken markup otherwise than libxml2
+  does, so it is a parser of its own choice (NearDupConfig.html_parser), never a silent swap.
 """
 
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from cython.operator cimport dereference as deref
-from libc.string cimport strcmp
+from libc.stdint cimport uintptr_t
+from libc.string cimport strcmp, strlen
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
-from libcpp.unordered_set cimport unordered_set
 from libcpp.vector cimport vector
 
 cimport lxml.includes.etreepublic as cetree
@@ -26,14 +34,18 @@ from lxml.includes.tree cimport (
 cdef extern from "Python.h":
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
 
+cdef extern from "<dlfcn.h>" nogil:
+    void* dlopen(const char* filename, int flags)
+    void* dlsym(void* handle, const char* symbol)
+    int RTLD_NOW
+    int RTLD_NOLOAD
+
 from neardup_pipeline.htmltags import (
-    BLOCK_TAGS, LANDMARK_ROLES, LANDMARK_TAGS, LINK_BLOCK_TAGS, MAIN_TAGS, PAGE_LANDMARK_TAGS,
-    SECTIONING_TAGS,
+    BLOCK_TAGS, INVISIBLE_TAGS, LANDMARK_ROLES, LANDMARK_TAGS, LINK_BLOCK_TAGS, MAIN_TAGS,
+    PAGE_LANDMARK_TAGS, SECTIONING_TAGS,
 )
 
 cetree.import_lxml__etree()
-
-ctypedef xmlNode* NodePtr
 
 # extract.Chrome
 cdef enum:
@@ -50,65 +62,54 @@ cdef enum:
     PAGE_LANDMARK = 8
     SECTIONING = 16
     MAIN = 32
+    ANCHOR = 64  # a
+    H1 = 128
+    H2 = 256
+    INVISIBLE = 512  # never text (htmltags.INVISIBLE_TAGS): not copied
+    TITLE = 1024
+
+# An element's role attribute, as extract._role reads it
+cdef enum:
+    NO_ROLE = 0
+    MAIN_ROLE = 1
+    LANDMARK_ROLE = 2
+
+# libxml2 stops at this nesting depth (huge_tree) and extract sends the page to bs4; a deeper
+# lexbor tree goes the same way, so both parsers read such a page alike.
+cdef int MAX_DEPTH = 2048
 
 cdef list _KINDS = [(BLOCK, BLOCK_TAGS), (LINK_BLOCK, LINK_BLOCK_TAGS), (LANDMARK, LANDMARK_TAGS),
                     (PAGE_LANDMARK, PAGE_LANDMARK_TAGS), (SECTIONING, SECTIONING_TAGS),
-                    (MAIN, MAIN_TAGS)]
+                    (MAIN, MAIN_TAGS), (ANCHOR, ("a",)), (H1, ("h1",)), (H2, ("h2",)),
+                    (INVISIBLE, INVISIBLE_TAGS), (TITLE, ("title",))]
 cdef unordered_map[string, int] _KIND_OF_NAME
 for _bit, _names in _KINDS:
     for _name in _names:
         _KIND_OF_NAME[_name.encode()] = _KIND_OF_NAME[_name.encode()] | _bit
 
 
-cdef inline bint _named(xmlNode* node, const char* name) noexcept:
-    return strcmp(<const char*>node.name, name) == 0
+cdef int _kind_of_name(const char* name, size_t length) noexcept:
+    cdef unordered_map[string, int].iterator named = _KIND_OF_NAME.find(string(name, length))
+    return deref(named).second if named != _KIND_OF_NAME.end() else 0
 
 
-cdef class _Tags:
-    """What each tag name is (the bits above), looked up once per distinct name: libxml2 keeps
-    a document's names in one dictionary, so the name pointer is the key (a name held twice is
-    only looked up twice)."""
-
-    cdef unordered_map[size_t, int] known  # name pointer -> kind bits
-
-    cdef int kind(self, xmlNode* node) noexcept:
-        cdef size_t key = <size_t>node.name
-        cdef unordered_map[size_t, int].iterator found = self.known.find(key)
-        if found != self.known.end():
-            return deref(found).second
-        cdef unordered_map[string, int].iterator named = _KIND_OF_NAME.find(
-            string(<const char*>node.name))
-        cdef int bits = deref(named).second if named != _KIND_OF_NAME.end() else 0
-        self.known[key] = bits
-        return bits
-
-    cdef inline bint is_(self, xmlNode* node, int bits) noexcept:
-        return node.type == ELEMENT_NODE and (self.kind(node) & bits) != 0
+cdef int _role_of(bytes value):
+    """extract._role's reading of a role attribute's value: stripped, lower case."""
+    role = value.decode("utf-8", "replace").strip().lower()
+    if role == "main":
+        return MAIN_ROLE
+    return LANDMARK_ROLE if role in LANDMARK_ROLES else NO_ROLE
 
 
-cdef inline bint _is_element(xmlNode* node) noexcept:
-    return node != NULL and node.type == ELEMENT_NODE
-
-
-cdef inline bint _is_text(xmlNode* node) noexcept:
-    return node.type == TEXT_NODE or node.type == CDATA_NODE
-
-
-cdef inline xmlNode* _parent(xmlNode* node) noexcept:
-    """The parent element, or NULL at the root (lxml's getparent)."""
-    cdef xmlNode* up = node.parent
-    return up if _is_element(up) else NULL
-
-
-cdef inline xmlNode* _next_within(xmlNode* node, xmlNode* top) noexcept:
-    """The node after `node` in document order inside `top`'s subtree (NULL at its end)."""
-    if node.type == ELEMENT_NODE and node.children != NULL:
-        return node.children
-    while node != top:
-        if node.next != NULL:
-            return node.next
-        node = node.parent
-    return NULL
+cdef struct Node:
+    int parent  # -1 at the root
+    int first_child  # -1: none
+    int next  # -1: the last child
+    int bits  # tag kinds; 0 for a text node
+    int role
+    bint element
+    size_t start  # a text node's bytes in _Tree.texts
+    size_t length
 
 
 cdef struct TextSize:
@@ -116,43 +117,8 @@ cdef struct TextSize:
     Py_ssize_t visible  # code points other than " ", "\n", "\t", "\r" (extract._visible_chars)
 
 
-cdef void _count(const unsigned char* text, TextSize* size) noexcept:
-    cdef Py_ssize_t i = 0
-    cdef unsigned char byte
-    while text[i]:
-        byte = text[i]
-        if (byte & 0xC0) != 0x80:
-            size.chars += 1
-            if byte != 32 and byte != 10 and byte != 9 and byte != 13:
-                size.visible += 1
-        i += 1
-
-
-cdef TextSize _text_size(xmlNode* top) noexcept:
-    """Size of an element's text content (extract._text_of: text below it, not its tail)."""
-    cdef TextSize size
-    size.chars = 0
-    size.visible = 0
-    cdef xmlNode* node = _next_within(top, top)
-    while node != NULL:
-        if _is_text(node) and node.content != NULL:
-            _count(<const unsigned char*>node.content, &size)
-        node = _next_within(node, top)
-    return size
-
-
-cdef bint _has_tail(xmlNode* node) noexcept:
-    """Whether text follows the element before its next sibling element (lxml's .tail)."""
-    cdef xmlNode* after = node.next
-    while after != NULL and _is_text(after):
-        if after.content != NULL and after.content[0] != 0:
-            return True
-        after = after.next
-    return False
-
-
 cdef struct Block:
-    xmlNode* node
+    int node
     int outer  # index of the next link block around it, -1 for none
     int depth  # link blocks around it, itself included
     Py_ssize_t chars  # link text, in it and (after the totals pass) in the blocks inside it
@@ -160,74 +126,145 @@ cdef struct Block:
     bint ruled_out
 
 
-cdef class _Walk:
-    """One page's chrome decision; the tree is read, never changed."""
+cdef class _Tree:
+    """A page's elements and text in document order (the invisible elements left out), and the
+    chrome decisions of a walk over them: the source tree is never changed."""
 
-    cdef object tree  # the root element: keeps lxml's document (and so every node) alive
-    cdef xmlNode* root
+    cdef vector[Node] nodes
+    cdef string texts
+    cdef vector[int] open  # while filling: the elements whose children are being added
+    cdef vector[int] last  # while filling: each open element's last child so far
+    cdef int max_depth  # open elements allowed while filling (0: any)
     cdef bint roles
     cdef Py_ssize_t read_limit
-    cdef unordered_set[NodePtr] regions  # main content the page marks
-    cdef vector[NodePtr] landmarks
-    cdef vector[NodePtr] link_blocks  # judged link-only, in the order judged
+    cdef vector[char] regions  # main content the page marks
+    cdef vector[int] landmarks
+    cdef vector[int] link_blocks  # judged link-only, in the order judged
     cdef bint found  # landmarks and regions
     cdef bint judged  # link blocks
-    cdef _Tags tags
 
-    def __cinit__(self, cetree._Element root not None, bint roles, Py_ssize_t read_limit):
-        self.tree = root
-        self.root = root._c_node
+    def __cinit__(self, bint roles, Py_ssize_t read_limit):
         self.roles = roles
         self.read_limit = read_limit
         self.found = False
         self.judged = False
-        self.tags = _Tags()
+        self.max_depth = 0
 
-    cdef str _role(self, xmlNode* node):
-        """The element's role attribute as extract._role reads it, or None without one."""
-        cdef xmlAttr* attr = node.properties
-        cdef xmlNode* part
-        cdef string value
-        while attr != NULL:
-            if attr.ns == NULL and strcmp(<const char*>attr.name, b"role") == 0:
-                part = attr.children
-                while part != NULL:
-                    if part.content != NULL:
-                        value.append(<const char*>part.content)
-                    part = part.next
-                return PyUnicode_DecodeUTF8(value.c_str(), value.size(), "replace").strip().lower()
-            attr = <xmlAttr*>attr.next
-        return None
+    # --- filling, in document order -----------------------------------------------------------
+
+    cdef int _add(self, bint element, int bits) except -1:
+        cdef Node node
+        node.parent = self.open.back() if self.open.size() else -1
+        node.first_child = -1
+        node.next = -1
+        node.bits = bits
+        node.role = NO_ROLE
+        node.element = element
+        node.start = self.texts.size()
+        node.length = 0
+        cdef int index = <int>self.nodes.size()
+        self.nodes.push_back(node)
+        if self.open.size():
+            if self.last.back() < 0:
+                self.nodes[self.open.back()].first_child = index
+            else:
+                self.nodes[self.last.back()].next = index
+            self.last[self.last.size() - 1] = index
+        return index
+
+    cdef int open_element(self, int bits) except -1:
+        cdef int index = self._add(True, bits)
+        if self.max_depth and self.open.size() >= <size_t>self.max_depth:
+            raise ValueError("markup nested beyond libxml2's depth limit")
+        self.open.push_back(index)
+        self.last.push_back(-1)
+        return index
+
+    cdef void close_element(self) noexcept:
+        self.open.pop_back()
+        self.last.pop_back()
+
+    cdef int add_text(self, const char* text, size_t length) except -1:
+        cdef int index
+        if self.open.size() == 0:
+            return 0  # outside the root element: not the page's text
+        index = self._add(False, 0)
+        self.texts.append(text, length)
+        self.nodes[index].length = length
+        return 0
+
+    # --- the walk -----------------------------------------------------------------------------
+
+    cdef inline bint _is(self, int node, int bits) noexcept:
+        return (self.nodes[node].bits & bits) != 0
+
+    cdef inline int _next_within(self, int node, int top) noexcept:
+        """The node after `node` in document order inside `top`'s subtree (-1 at its end)."""
+        if self.nodes[node].first_child >= 0:
+            return self.nodes[node].first_child
+        while node != top:
+            if self.nodes[node].next >= 0:
+                return self.nodes[node].next
+            node = self.nodes[node].parent
+        return -1
+
+    cdef TextSize _text_size(self, int top) noexcept:
+        """Size of an element's text content (extract._text_of: text below it, not its tail)."""
+        cdef TextSize size
+        size.chars = 0
+        size.visible = 0
+        cdef int node = self._next_within(top, top)
+        cdef size_t i
+        cdef unsigned char byte
+        cdef const unsigned char* text = <const unsigned char*>self.texts.data()
+        while node >= 0:
+            if not self.nodes[node].element:
+                for i in range(self.nodes[node].start,
+                               self.nodes[node].start + self.nodes[node].length):
+                    byte = text[i]
+                    if (byte & 0xC0) != 0x80:
+                        size.chars += 1
+                        if byte != 32 and byte != 10 and byte != 9 and byte != 13:
+                            size.visible += 1
+            node = self._next_within(node, top)
+        return size
+
+    cdef bint _has_tail(self, int node) noexcept:
+        """Whether text follows the element before its next sibling element (lxml's .tail)."""
+        cdef int after = self.nodes[node].next
+        while after >= 0 and not self.nodes[after].element:
+            if self.nodes[after].length:
+                return True
+            after = self.nodes[after].next
+        return False
 
     cdef void _find_landmarks(self):
         if self.found:
             return
         self.found = True
-        cdef xmlNode* node = self.root
-        cdef xmlNode* up
+        self.regions.assign(self.nodes.size(), 0)
+        cdef int node = 0, up
         cdef bint sectioned
-        cdef str role
-        while node != NULL:
-            if node.type == ELEMENT_NODE:
-                if self.tags.is_(node, MAIN):
-                    self.regions.insert(node)
-                if self.tags.is_(node, LANDMARK):
+        while node >= 0:
+            if self.nodes[node].element:
+                if self._is(node, MAIN):
+                    self.regions[node] = 1
+                if self._is(node, LANDMARK):
                     self.landmarks.push_back(node)
-                elif self.tags.is_(node, PAGE_LANDMARK):
+                elif self._is(node, PAGE_LANDMARK):
                     sectioned = False
-                    up = _parent(node)
-                    while up != NULL and not sectioned:
-                        sectioned = self.tags.is_(up, SECTIONING)
-                        up = _parent(up)
+                    up = self.nodes[node].parent
+                    while up >= 0 and not sectioned:
+                        sectioned = self._is(up, SECTIONING)
+                        up = self.nodes[up].parent
                     if not sectioned:
                         self.landmarks.push_back(node)
-                if self.roles and node.properties != NULL:
-                    role = self._role(node)
-                    if role == "main":
-                        self.regions.insert(node)
-                    elif role in LANDMARK_ROLES:
+                if self.roles:
+                    if self.nodes[node].role == MAIN_ROLE:
+                        self.regions[node] = 1
+                    elif self.nodes[node].role == LANDMARK_ROLE:
                         self.landmarks.push_back(node)
-            node = _next_within(node, self.root)
+            node = self._next_within(node, 0)
 
     cdef void _judge_link_blocks(self):
         """extract._link_only_blocks: each link counts toward its innermost link block, totals
@@ -236,25 +273,23 @@ cdef class _Walk:
         if self.judged:
             return
         self.judged = True
-        cdef unordered_map[NodePtr, int] innermost  # walked element -> its innermost block
+        cdef vector[int] innermost = vector[int](self.nodes.size(), -2)  # -2: not walked yet
         cdef vector[Block] blocks
-        cdef vector[NodePtr] walked
-        cdef xmlNode* node = self.root
-        cdef xmlNode* step
-        cdef int inner, i, depth, max_depth = 0
+        cdef vector[int] walked
+        cdef int node = 0, step, inner, i, depth, max_depth = 0
         cdef Block block
         cdef TextSize size
-        while node != NULL:
-            if node.type == ELEMENT_NODE and _named(node, b"a"):
+        while node >= 0:
+            if self._is(node, ANCHOR):
                 walked.clear()
-                step = _parent(node)
-                while step != NULL and innermost.find(step) == innermost.end():
+                step = self.nodes[node].parent
+                while step >= 0 and innermost[step] == -2:
                     walked.push_back(step)
-                    step = _parent(step)
-                inner = innermost[step] if step != NULL else -1
+                    step = self.nodes[step].parent
+                inner = innermost[step] if step >= 0 else -1
                 for i in range(<int>walked.size() - 1, -1, -1):
                     step = walked[i]
-                    if self.tags.is_(step, LINK_BLOCK):
+                    if self._is(step, LINK_BLOCK):
                         block.node = step
                         block.outer = inner
                         block.depth = blocks[inner].depth + 1 if inner >= 0 else 1
@@ -267,10 +302,10 @@ cdef class _Walk:
                             max_depth = block.depth
                     innermost[step] = inner
                 if inner >= 0:
-                    size = _text_size(node)
+                    size = self._text_size(node)
                     blocks[inner].chars += size.visible
                     blocks[inner].links += 1
-            node = _next_within(node, self.root)
+            node = self._next_within(node, 0)
         # deepest first, in order of discovery within one depth (Python's stable sort)
         cdef vector[vector[int]] by_depth = vector[vector[int]](max_depth + 1)
         for i in range(<int>blocks.size()):
@@ -291,7 +326,7 @@ cdef class _Walk:
                 if outer >= 0 and blocks[i].ruled_out:
                     blocks[outer].ruled_out = True
                 continue
-            size = _text_size(blocks[i].node)
+            size = self._text_size(blocks[i].node)
             read += size.chars
             if self.read_limit and read > self.read_limit:
                 break
@@ -300,127 +335,136 @@ cdef class _Walk:
             elif outer >= 0:
                 blocks[outer].ruled_out = True
 
-    cdef bint _inside_regions(self, xmlNode* node) noexcept:
-        while node != NULL:
-            if self.regions.count(node):
+    cdef bint _inside_regions(self, int node) noexcept:
+        while node >= 0:
+            if self.regions[node]:
                 return True
-            node = _parent(node)
+            node = self.nodes[node].parent
         return False
 
-    cdef xmlNode* _title(self) noexcept:
+    cdef int _title_heading(self) noexcept:
         """The page's title: its first h1, else h2, with words outside links."""
-        cdef const char* tag
-        cdef xmlNode* node
-        cdef xmlNode* link
+        cdef int tag, node, link
         cdef Py_ssize_t in_links
-        for tag in (b"h1", b"h2"):
-            node = self.root
-            while node != NULL:
-                if node.type == ELEMENT_NODE and _named(node, tag):
+        for tag in (H1, H2):
+            node = 0
+            while node >= 0:
+                if self._is(node, tag):
                     in_links = 0
-                    link = _next_within(node, node)
-                    while link != NULL:
-                        if link.type == ELEMENT_NODE and _named(link, b"a"):
-                            in_links += _text_size(link).visible
-                        link = _next_within(link, node)
-                    if _text_size(node).visible > in_links:
+                    link = self._next_within(node, node)
+                    while link >= 0:
+                        if self._is(link, ANCHOR):
+                            in_links += self._text_size(link).visible
+                        link = self._next_within(link, node)
+                    if self._text_size(node).visible > in_links:
                         return node
-                node = _next_within(node, self.root)
-        return NULL
+                node = self._next_within(node, 0)
+        return -1
 
-    cdef unordered_set[NodePtr] removed(self, int chrome):
-        """The elements a chrome level removes (with their subtrees)."""
-        cdef unordered_set[NodePtr] out
-        cdef xmlNode* node
-        cdef xmlNode* title
-        cdef unordered_set[NodePtr] before
+    cdef vector[char] removed(self, int chrome):
+        """The elements a chrome level removes (with their subtrees), as flags."""
+        cdef vector[char] out = vector[char](self.nodes.size(), 0)
+        cdef vector[char] before
+        cdef int node, title
         if chrome == KEEP:
             return out
         self._find_landmarks()
         for node in self.landmarks:
-            out.insert(node)
+            out[node] = 1
         if chrome < LINKS_BEFORE_TITLE:
             return out
         self._judge_link_blocks()
         if chrome == LINKS_BEFORE_TITLE:
-            title = self._title()
-            if title == NULL:
+            title = self._title_heading()
+            if title < 0:
                 return out
-            node = self.root
-            while node != NULL and node != title:
-                if node.type == ELEMENT_NODE:
-                    before.insert(node)
-                node = _next_within(node, self.root)
-            node = _parent(title)
-            while node != NULL:  # its ancestors open before it and hold it
-                before.erase(node)
-                node = _parent(node)
+            before.assign(self.nodes.size(), 0)
+            node = 0
+            while node >= 0 and node != title:
+                if self.nodes[node].element:
+                    before[node] = 1
+                node = self._next_within(node, 0)
+            node = self.nodes[title].parent
+            while node >= 0:  # its ancestors open before it and hold it
+                before[node] = 0
+                node = self.nodes[node].parent
+        cdef bint any_region = False
+        for node in range(<int>self.regions.size()):
+            if self.regions[node]:
+                any_region = True
+                break
         for node in self.link_blocks:
-            if self.regions.size() and self._inside_regions(node):
+            if any_region and self._inside_regions(node):
                 continue
-            if chrome == LINKS_BEFORE_TITLE and not before.count(node):
+            if chrome == LINKS_BEFORE_TITLE and not before[node]:
                 continue
-            out.insert(node)
+            out[node] = 1
         return out
 
     def text(self, int chrome):
         """(visible text with whitespace collapsed, whether the page marks its main content)."""
-        cdef unordered_set[NodePtr] gone = self.removed(chrome)
+        if self.nodes.size() == 0:
+            return "", False
+        cdef vector[char] gone = self.removed(chrome)
         cdef string out
-        cdef bint space = False
-        cdef xmlNode* node = self.root
-        cdef bint descend
-        while node != NULL:
+        cdef bint space = False, descend, marked = False
+        cdef int node = 0
+        while node >= 0:
             descend = True
-            if node.type == ELEMENT_NODE:
-                if node != self.root and gone.count(node):
+            if self.nodes[node].element:
+                if node != 0 and gone[node]:
                     descend = False
-                    if _has_tail(node):
+                    if self._has_tail(node):
                         space = True  # the tail joins the text before it with a space
-                elif self.tags.is_(node, BLOCK):
+                elif self._is(node, BLOCK):
                     space = True
-            elif _is_text(node) and node.content != NULL:
-                space = _append(out, <const unsigned char*>node.content, space)
+            else:
+                space = _append(out, <const unsigned char*>self.texts.data()
+                                + self.nodes[node].start, self.nodes[node].length, space)
             node = self._after(node, descend, &space)
-        text = PyUnicode_DecodeUTF8(out.c_str(), out.size(), "replace")
-        return text, chrome != KEEP and self.regions.size() > 0
+        if chrome != KEEP:
+            for node in range(<int>self.regions.size()):
+                if self.regions[node]:
+                    marked = True
+                    break
+        return PyUnicode_DecodeUTF8(out.c_str(), out.size(), "replace"), marked
 
-    cdef xmlNode* _after(self, xmlNode* node, bint descend, bint* space) noexcept:
+    cdef int _after(self, int node, bint descend, bint* space) noexcept:
         """_next_within, marking the end of each block element left on the way as a space."""
-        if descend and node.type == ELEMENT_NODE and node.children != NULL:
-            return node.children
-        while node != self.root:
-            if descend and node.type == ELEMENT_NODE and self.tags.is_(node, BLOCK):
+        if descend and self.nodes[node].first_child >= 0:
+            return self.nodes[node].first_child
+        while node != 0:
+            if descend and self._is(node, BLOCK):
                 space[0] = True
-            if node.next != NULL:
-                return node.next
-            node = node.parent
+            if self.nodes[node].next >= 0:
+                return self.nodes[node].next
+            node = self.nodes[node].parent
             descend = True  # every element climbed out of was entered
-        return NULL
+        return -1
 
 
-cdef bint _append(string& out, const unsigned char* text, bint space) noexcept:
+cdef bint _append(string& out, const unsigned char* text, size_t length, bint space) noexcept:
     """Append text to out, runs of whitespace (Py_UNICODE_ISSPACE, as str.split) as one space,
     none at the start; returns whether a space is pending."""
-    cdef Py_ssize_t i = 0, width
+    cdef size_t i = 0, width
     cdef unsigned char byte
     cdef Py_UCS4 point
-    while text[i]:
+    while i < length:
         byte = text[i]
         if byte < 0x80:
             width = 1
             point = byte
-        elif byte >= 0xF0 and text[i + 1] and text[i + 2] and text[i + 3]:
+        elif byte >= 0xF0 and i + 3 < length:
             width = 4
             point = ((byte & 0x07) << 18) | ((text[i + 1] & 0x3F) << 12) | (
                 (text[i + 2] & 0x3F) << 6) | (text[i + 3] & 0x3F)
-        elif byte >= 0xE0 and text[i + 1] and text[i + 2]:
+        elif byte >= 0xE0 and i + 2 < length:
             width = 3
             point = ((byte & 0x0F) << 12) | ((text[i + 1] & 0x3F) << 6) | (text[i + 2] & 0x3F)
-        elif byte >= 0xC0 and text[i + 1]:
+        elif byte >= 0xC0 and i + 1 < length:
             width = 2
             point = ((byte & 0x1F) << 6) | (text[i + 1] & 0x3F)
-        else:  # not UTF-8 (libxml2 never hands such text out): kept, decoded with "replace"
+        else:  # not UTF-8 (neither parser hands such text out): kept, decoded with "replace"
             width = 1
             point = 0xFFFD
         if Py_UNICODE_ISSPACE(point):
@@ -434,6 +478,268 @@ cdef bint _append(string& out, const unsigned char* text, bint space) noexcept:
     return space
 
 
+# --- libxml2 (lxml) -----------------------------------------------------------------------------
+
+
+cdef class _Libxml2Kinds:
+    """Tag kinds by name pointer: libxml2 keeps a document's names in one dictionary, so the
+    pointer is the key (a name held twice is only looked up twice)."""
+
+    cdef unordered_map[uintptr_t, int] known
+
+    cdef int of(self, xmlNode* node) noexcept:
+        cdef uintptr_t key = <uintptr_t>node.name
+        cdef unordered_map[uintptr_t, int].iterator found = self.known.find(key)
+        if found != self.known.end():
+            return deref(found).second
+        cdef const char* name = <const char*>node.name
+        cdef int bits = _kind_of_name(name, strlen(name))
+        self.known[key] = bits
+        return bits
+
+
+cdef int _libxml2_role(xmlNode* node) except -1:
+    cdef xmlAttr* attr = node.properties
+    cdef xmlNode* part
+    cdef string value
+    while attr != NULL:
+        if attr.ns == NULL and strcmp(<const char*>attr.name, b"role") == 0:
+            part = attr.children
+            while part != NULL:
+                if part.content != NULL:
+                    value.append(<const char*>part.content)
+                part = part.next
+            return _role_of(value)
+        attr = <xmlAttr*>attr.next
+    return NO_ROLE
+
+
 def chrome_walk(cetree._Element root not None, bint roles, Py_ssize_t read_limit):
-    """A walk whose .text(level) may be asked for several chrome levels of one parse."""
-    return _Walk(root, roles, read_limit)
+    """A walk of lxml's tree (its invisible elements stripped, as extract._lxml_tree leaves it)
+    whose .text(level) may be asked for several chrome levels."""
+    cdef _Tree tree = _Tree(roles, read_limit)
+    cdef _Libxml2Kinds kinds = _Libxml2Kinds()
+    cdef xmlNode* top = root._c_node
+    cdef xmlNode* node = top
+    cdef int bits, index
+    while node != NULL:
+        if node.type == ELEMENT_NODE:
+            bits = kinds.of(node)
+            if not bits & INVISIBLE:  # (extract._lxml_tree strips them: for other callers)
+                index = tree.open_element(bits)
+                if roles and node.properties != NULL:
+                    tree.nodes[index].role = _libxml2_role(node)
+                if node.children != NULL:
+                    node = node.children
+                    continue
+                tree.close_element()
+        elif node.type == TEXT_NODE or node.type == CDATA_NODE:
+            if node.content != NULL:
+                tree.add_text(<const char*>node.content, strlen(<const char*>node.content))
+        while node != top and node.next == NULL:  # climb out of the finished elements
+            node = <xmlNode*>node.parent
+            tree.close_element()
+        if node == top:
+            break
+        node = node.next
+    return tree
+
+
+# --- lexbor (selectolax's build) ----------------------------------------------------------------
+
+ctypedef void* (*_create_t)() noexcept nogil
+ctypedef unsigned int (*_parse_t)(void* document, const char* html, size_t size) noexcept nogil
+ctypedef void* (*_node_t)(void* node) noexcept nogil
+ctypedef unsigned int (*_type_t)(void* node) noexcept nogil
+ctypedef uintptr_t (*_tag_id_t)(void* node) noexcept nogil
+ctypedef const char* (*_name_t)(void* element, size_t* length) noexcept nogil
+ctypedef const char* (*_attribute_t)(void* element, const char* name, size_t name_length,
+                                     size_t* length) noexcept nogil
+ctypedef char* (*_text_content_t)(void* node, size_t* length) noexcept nogil
+ctypedef void* (*_destroy_text_t)(void* document, char* text) noexcept nogil
+
+cdef struct _Lexbor:
+    _create_t document_create
+    _parse_t document_parse
+    _node_t document_destroy
+    _node_t first_child
+    _node_t next
+    _node_t parent
+    _type_t type
+    _tag_id_t tag_id
+    _name_t local_name
+    _attribute_t attribute
+    _text_content_t text_content
+    _destroy_text_t destroy_text
+
+cdef _Lexbor _lexbor
+cdef bint _lexbor_ready = False
+
+# lexbor's DOM node types (the DOM standard's numbers)
+cdef enum:
+    LXB_ELEMENT = 1
+    LXB_TEXT = 3
+    LXB_CDATA = 4
+
+
+cdef void* _symbol(void* library, const char* name) except NULL:
+    cdef void* found = dlsym(library, name)
+    if found == NULL:
+        raise ImportError(f"lexbor has no {name.decode()}")
+    return found
+
+
+def _load_lexbor():
+    """Bind lexbor's functions from selectolax's extension (once); ImportError without it."""
+    global _lexbor_ready
+    if _lexbor_ready:
+        return
+    import selectolax.lexbor
+
+    cdef bytes path = selectolax.lexbor.__file__.encode()
+    cdef void* library = dlopen(path, RTLD_NOW | RTLD_NOLOAD)  # Python loaded it just now
+    if library == NULL:
+        raise ImportError("selectolax's lexbor library cannot be opened")
+    _lexbor.document_create = <_create_t>_symbol(library, b"lxb_html_document_create")
+    _lexbor.document_parse = <_parse_t>_symbol(library, b"lxb_html_document_parse")
+    _lexbor.document_destroy = <_node_t>_symbol(library, b"lxb_html_document_destroy")
+    _lexbor.first_child = <_node_t>_symbol(library, b"lxb_dom_node_first_child_noi")
+    _lexbor.next = <_node_t>_symbol(library, b"lxb_dom_node_next_noi")
+    _lexbor.parent = <_node_t>_symbol(library, b"lxb_dom_node_parent_noi")
+    _lexbor.type = <_type_t>_symbol(library, b"lxb_dom_node_type_noi")
+    _lexbor.tag_id = <_tag_id_t>_symbol(library, b"lxb_dom_node_tag_id_noi")
+    _lexbor.local_name = <_name_t>_symbol(library, b"lxb_dom_element_local_name")
+    _lexbor.attribute = <_attribute_t>_symbol(library, b"lxb_dom_element_get_attribute")
+    _lexbor.text_content = <_text_content_t>_symbol(library, b"lxb_dom_node_text_content")
+    _lexbor.destroy_text = <_destroy_text_t>_symbol(library, b"lxb_dom_document_destroy_text_noi")
+    _lexbor_ready = True
+
+
+# lexbor numbers the HTML tags it knows from a fixed table (a few hundred ids, the same in every
+# document); another name's id is the address of its entry in the document's own tag table, which
+# is freed with the document and may be reused by a different name in the next one.
+cdef uintptr_t LEXBOR_FIXED_TAG_IDS = 0x1000
+
+
+cdef class _LexborKinds:
+    """Tag kinds by lexbor's tag id: looked up once per fixed id; a custom element's by name."""
+
+    cdef unordered_map[uintptr_t, int] known
+
+    cdef int of(self, void* node) noexcept:
+        cdef uintptr_t key = _lexbor.tag_id(node)
+        cdef unordered_map[uintptr_t, int].iterator found = self.known.find(key)
+        if found != self.known.end():
+            return deref(found).second
+        cdef size_t length = 0
+        cdef const char* name = _lexbor.local_name(node, &length)
+        cdef int bits = _kind_of_name(name, length) if name != NULL else 0
+        if key < LEXBOR_FIXED_TAG_IDS:
+            self.known[key] = bits
+        return bits
+
+
+cdef _LexborKinds _lexbor_kinds = _LexborKinds()
+
+
+cdef void* _lexbor_after(void* node, void* top, bint descend) noexcept:
+    """The node after `node` in document order inside `top`'s subtree (NULL at its end)."""
+    cdef void* found
+    if descend:
+        found = _lexbor.first_child(node)
+        if found != NULL:
+            return found
+    while node != top:
+        found = _lexbor.next(node)
+        if found != NULL:
+            return found
+        node = _lexbor.parent(node)
+    return NULL
+
+
+cdef str _lexbor_title(void* document, void* top):
+    """The text of the first title element below `top` (lxml's find(".//title")), or None."""
+    cdef void* node = top
+    cdef size_t length = 0
+    cdef char* text
+    while node != NULL:
+        if _lexbor.type(node) == LXB_ELEMENT and _lexbor_kinds.of(node) & TITLE:
+            text = _lexbor.text_content(node, &length)
+            if text == NULL:
+                return ""
+            title = PyUnicode_DecodeUTF8(text, length, "replace")
+            _lexbor.destroy_text(document, text)
+            return title
+        node = _lexbor_after(node, top, True)
+    return None
+
+
+cdef int _fill_from_lexbor(_Tree tree, void* document, void* top) except -1:
+    """Copy lexbor's tree below `top` (the html element) into `tree`, invisible elements out."""
+    cdef void* node = top
+    cdef void* child
+    cdef unsigned int kind
+    cdef int bits, index
+    cdef size_t length
+    cdef const char* value
+    cdef char* text
+    while node != NULL:
+        kind = _lexbor.type(node)
+        if kind == LXB_ELEMENT:
+            bits = _lexbor_kinds.of(node)
+            if not bits & INVISIBLE:
+                index = tree.open_element(bits)
+                if tree.roles:
+                    length = 0
+                    value = _lexbor.attribute(node, b"role", 4, &length)
+                    if value != NULL:
+                        tree.nodes[index].role = _role_of(value[:length])
+                child = _lexbor.first_child(node)
+                if child != NULL:
+                    node = child
+                    continue
+                tree.close_element()
+        elif kind == LXB_TEXT or kind == LXB_CDATA:
+            length = 0
+            text = _lexbor.text_content(node, &length)
+            if text != NULL:
+                tree.add_text(text, length)
+                _lexbor.destroy_text(document, text)
+        while node != top and _lexbor.next(node) == NULL:  # every element climbed was opened
+            node = _lexbor.parent(node)
+            tree.close_element()
+        node = NULL if node == top else _lexbor.next(node)
+    return 0
+
+
+def lexbor_walk(const unsigned char[::1] data not None, bint roles, Py_ssize_t read_limit):
+    """(walk, title or None) of UTF-8 markup parsed by lexbor: the walk of chrome_walk, the
+    title's text as it stands. ValueError for markup nested beyond libxml2's depth limit (the
+    caller reads such pages as it does after lxml), MemoryError when lexbor fails."""
+    _load_lexbor()
+    cdef _Tree tree = _Tree(roles, read_limit)
+    tree.max_depth = MAX_DEPTH
+    cdef void* document = _lexbor.document_create()
+    if document == NULL:
+        raise MemoryError("lexbor could not create a document")
+    cdef void* top
+    cdef const char* markup = b""
+    if data.shape[0]:
+        markup = <const char*>&data[0]
+    cdef unsigned int status
+    try:
+        with nogil:
+            status = _lexbor.document_parse(document, markup, <size_t>data.shape[0])
+        if status != 0:
+            raise MemoryError(f"lexbor could not parse the page (status {status})")
+        # the html element: the document's first element child (lxml's root)
+        top = _lexbor.first_child(document)  # a document starts with its node: the same pointer
+        while top != NULL and _lexbor.type(top) != LXB_ELEMENT:
+            top = _lexbor.next(top)
+        if top == NULL:
+            return tree, None
+        title = _lexbor_title(document, top)
+        _fill_from_lexbor(tree, document, top)
+    finally:
+        _lexbor.document_destroy(document)
+    return tree, title

@@ -14,7 +14,14 @@ from tqdm import tqdm
 
 from . import __version__
 from .anchors_cli import add_anchors_command, dedup_fingerprinter
-from .config import CONTENTS, KNOWN_METHODS, METHOD_CHOICES, ConfigError, NearDupConfig
+from .config import (
+    CONTENTS,
+    HTML_PARSERS,
+    KNOWN_METHODS,
+    METHOD_CHOICES,
+    ConfigError,
+    NearDupConfig,
+)
 from .eval_cli import add_eval_command
 from .fingerprint import Document, Fingerprint, Fingerprinter
 from .hygiene_cli import SourceError, add_hygiene_commands
@@ -106,6 +113,11 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
         help="text to fingerprint: the page without its site chrome (default), the whole page,"
         " or its main content (trafilatura)",
     )
+    parser.add_argument(
+        "--html-parser", choices=HTML_PARSERS, default=NearDupConfig.html_parser,
+        help="tree parser of the page: lxml (libxml2, default) or lexbor (2.5x faster, the"
+        " [lexbor] extra; an index remembers which one filled it)",
+    )
     parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
     parser.add_argument("--hash", choices=("rabin", "xxh64"), default="rabin")
     parser.add_argument("--k", type=int, default=3, help="simhash: max Hamming distance")
@@ -151,6 +163,7 @@ def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
         minhash_exact=args.exact,
         mode=args.mode,
         content=args.content,
+        html_parser=args.html_parser,
         anchors_model=args.anchors_model,
         anchors_min_bits=args.anchors_min_bits,
         **extra,

@@ -132,6 +132,7 @@ def html_to_text(
     max_bytes: int = 20 * 1024 * 1024,
     max_tags: int = DEFAULT_MAX_TAGS,
     chromeless: bool = False,
+    parser: str = "lxml",
 ) -> ExtractedText:
     """Visible text of an HTML page (script, style, comments and the like removed).
 
@@ -140,7 +141,10 @@ def html_to_text(
     landmarks and the link-only blocks before the title only; when nothing is left, whole.
     Bounded: the first `max_bytes` are read; a page with more than `max_tags` tags is read by a
     linear scan (tags stripped, entities unescaped without any DTD) instead of a tree parser.
+    `parser`: the tree parser, "lxml" (libxml2) or "lexbor" (see NearDupConfig.html_parser).
     """
+    if parser not in ("lxml", "lexbor"):
+        raise ValueError(f"parser must be 'lxml' or 'lexbor', got {parser!r}")
     truncated = len(html) > max_bytes
     if truncated:
         html = html[:max_bytes]
@@ -159,8 +163,7 @@ def html_to_text(
     roles = chromeless and "role" in html  # (a regex for the attribute costs a scan as long)
     levels = _CHROMELESS_LEVELS if chromeless else (Chrome.KEEP,)
     try:
-        title, text = _lxml_text_at(data, levels, roles)
-        parser = "lxml"
+        title, text = _tree_text_at(data, levels, roles, parser)
     except (lxml.etree.ParserError, ValueError, RecursionError):
         html = _CONTROL.sub(" ", html)
         if len(html) > MAX_BS4_BYTES:
@@ -210,20 +213,44 @@ _CHROMELESS_LEVELS = (Chrome.LINKS, Chrome.LINKS_BEFORE_TITLE, Chrome.LANDMARKS,
 NATIVE_WALK = _textwalk is not None and os.environ.get("NEARDUP_PYTHON_WALK", "") != "1"
 
 
-def _lxml_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple[str, str]:
+def lexbor_available() -> bool:
+    """Whether the lexbor parser can run here: the C++ walk is built and selectolax installed."""
+    if _textwalk is None:
+        return False
+    try:
+        _textwalk._load_lexbor()
+    except ImportError:
+        return False
+    return True
+
+
+def _tree_text_at(
+    data: bytes, levels: tuple[Chrome, ...], roles: bool, parser: str = "lxml",
+) -> tuple[str, str]:
     """(title, text) of UTF-8 markup at the first of `levels` that leaves enough text.
 
     The first level's text is enough when it has MIN_CHROMELESS_WORDS words or the page marks
     its main content; when it has fewer, link-only blocks were the content (a table of
     contents, an index page): those before the page's title are still a menu, and the
     landmarks are chrome by the markup's own word. The later levels need any text at all; the
-    last is taken whatever it holds. The walk is the C++ one where built (NATIVE_WALK).
+    last is taken whatever it holds. The walk is the C++ one where built (NATIVE_WALK); lexbor's
+    tree is only ever read by it.
     """
-    root, title = _lxml_tree(data)
-    if root is None:
-        return "", ""
     read_limit = 4 * len(data)
-    walk = _textwalk.chrome_walk(root, roles, read_limit) if NATIVE_WALK and _textwalk else None
+    root: lxml.etree._Element | None = None
+    walk: _textwalk._Tree | None = None
+    if parser == "lexbor":
+        if _textwalk is None:
+            raise RuntimeError("the lexbor parser needs neardup's compiled walk (_textwalk)")
+        walk, raw_title = _textwalk.lexbor_walk(data, roles, read_limit)
+        title = _collapse_spaces(raw_title) if raw_title is not None else ""
+    else:
+        native = NATIVE_WALK and _textwalk is not None
+        root, title = _lxml_tree(data, strip=not native)  # the C++ walk skips them itself
+        if root is None:
+            return "", ""
+        if native:
+            walk = _textwalk.chrome_walk(root, roles, read_limit)
     text = ""
     for n, level in enumerate(levels):
         if walk is not None:
@@ -231,7 +258,8 @@ def _lxml_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple
         else:
             if n:  # the Python walk removes the chrome from the tree: a fresh one
                 root, _ = _lxml_tree(data)
-            text, marked = _python_walk(root, level, roles, read_limit)  # type: ignore[arg-type]
+            assert root is not None  # the Python walk reads lxml's tree only
+            text, marked = _python_walk(root, level, roles, read_limit)
         if n == 0 and len(levels) > 1:
             if text and (marked or len(text.split(None, MIN_CHROMELESS_WORDS))
                          >= MIN_CHROMELESS_WORDS):
@@ -241,8 +269,8 @@ def _lxml_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple
     return title, text
 
 
-def _lxml_tree(data: bytes) -> tuple[lxml.etree._Element | None, str]:
-    """(root without its invisible elements, title) of UTF-8 markup."""
+def _lxml_tree(data: bytes, strip: bool = True) -> tuple[lxml.etree._Element | None, str]:
+    """(root, title) of UTF-8 markup; `strip`: the invisible elements removed from the tree."""
     parser = _thread_parser()
     root = lxml.etree.fromstring(data, parser=parser)
     if root is None:
@@ -252,7 +280,8 @@ def _lxml_tree(data: bytes) -> tuple[lxml.etree._Element | None, str]:
         raise ValueError("markup nested beyond libxml2's depth limit")
     title_el = root.find(".//title")
     title = _collapse_spaces(_STRING_VALUE(title_el)) if title_el is not None else ""
-    lxml.etree.strip_elements(root, *_DROPPED, with_tail=False)
+    if strip:
+        lxml.etree.strip_elements(root, *_DROPPED, with_tail=False)
     return root, title
 
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .anchors import AnchorModel
-from .config import NearDupConfig
+from .config import ConfigError, NearDupConfig
 from .content import main_content_text
-from .extract import html_to_text
+from .extract import html_to_text, lexbor_available
 from .idf import IdfTable
 from .methods import Method, build_methods
 from .normalize import Normalizer
@@ -66,12 +66,19 @@ class Fingerprinter:
             max_words=self.config.max_words,
         )
         self.hasher = ShingleHasher(self.config.hash)
+        if self.config.html_parser == "lexbor" and not lexbor_available():
+            raise ConfigError("html_parser 'lexbor' needs selectolax and neardup's compiled walk: "
+                              "pip install 'neardup-pipeline[lexbor]' with a C++ compiler")
 
     def params(self) -> dict[str, object]:
         """Everything that must match between two fingerprints for them to be comparable."""
+        # The parser only when not libxml2's, so indexes filled before the choice existed match.
+        parser = ({"parser": "lexbor"} if self.config.html_parser == "lexbor"
+                  and self.config.text_content != "main" else {})
         return {
             "version": 1,
             "content": self.config.text_content,
+            **parser,
             "text": self.normalizer.params(),
             "hash": self.hasher.params(),
             "methods": {name: m.params() for name, m in self.methods.items()},
@@ -86,7 +93,8 @@ class Fingerprinter:
                                       "max_tags": self.config.max_html_tags}
             extracted = (
                 main_content_text(doc.html, **limits) if content == "main"
-                else html_to_text(doc.html, chromeless=content == "chromeless", **limits)
+                else html_to_text(doc.html, chromeless=content == "chromeless",
+                                  parser=self.config.html_parser, **limits)
             )
             return extracted.text, extracted.title, extracted.truncated
         text = doc.text or ""

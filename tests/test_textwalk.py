@@ -44,13 +44,17 @@ def both_walks(markup: str | bytes, levels: tuple[Chrome, ...] = tuple(Chrome)) 
         return
     before = lxml.etree.tostring(root)
     limit = 4 * len(data)
+    unstripped, _ = extract._lxml_tree(data, strip=False)  # html_to_text's (the walk skips them)
+    assert unstripped is not None
     for roles in (True, False):
         walk = textwalk.chrome_walk(root, roles, limit)
+        whole = textwalk.chrome_walk(unstripped, roles, limit)
         for level in levels:
             fresh, _ = extract._lxml_tree(data)
             assert fresh is not None
             expected = extract._python_walk(fresh, level, roles, limit)
             assert walk.text(level) == expected, (level, roles)
+            assert whole.text(level) == expected, (level, roles)
     assert lxml.etree.tostring(root) == before  # read, never changed
 
 
