@@ -1,7 +1,7 @@
 """Where the time goes: 1,000 PostgreSQL pages through neardup's default configuration, by stage.
 
 Usage: python benchmarks/profile_pipeline.py [--pages 1000] [--top 25] [--no-cprofile]
-                                            [--methods simhash ...]
+                                            [--methods simhash ...] [--html-parser lexbor]
 
 Pages: the first 500 page names of ../shared/data's PostgreSQL manual in both releases (15.18
 first, then 15.20, so half the lookups find a near-duplicate and verification runs). Each page
@@ -91,10 +91,13 @@ def pages_for(count: int) -> list[Page]:
     return [p for p in pages if p.group in keep]
 
 
-def deduplicator(tmp: Path, name: str, methods: list[str] | None) -> Any:
+def deduplicator(tmp: Path, name: str, methods: list[str] | None, html_parser: str) -> Any:
     from neardup_pipeline import Deduplicator, NearDupConfig, open_index
 
-    config = NearDupConfig(methods=tuple(methods)) if methods else NearDupConfig()
+    chosen: dict[str, Any] = {"html_parser": html_parser}
+    if methods:
+        chosen["methods"] = tuple(methods)
+    config = NearDupConfig(**chosen)
     return Deduplicator(open_index(f"sqlite:{tmp / name}.sqlite", config), config), config
 
 
@@ -128,6 +131,8 @@ def main() -> int:
     parser.add_argument("--no-cprofile", action="store_true")
     parser.add_argument("--methods", nargs="+", default=None,
                         help="instead of the default methods (e.g. simhash: whole-page text)")
+    parser.add_argument("--html-parser", choices=("lxml", "lexbor"), default="lxml",
+                        help="NearDupConfig.html_parser")
     args = parser.parse_args()
 
     from neardup_pipeline import Document
@@ -137,12 +142,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         # warm-up: language model, stemmers, trafilatura imports
-        warm, _ = deduplicator(tmp, "warm", args.methods)
+        warm, _ = deduplicator(tmp, "warm", args.methods, args.html_parser)
         for doc in docs[:10]:
             warm.process(doc)
         warm.index.close()
 
-        dedup, config = deduplicator(tmp, "stages", args.methods)
+        dedup, config = deduplicator(tmp, "stages", args.methods, args.html_parser)
         clock = StageClock()
         instrument(dedup, clock)
         process = clock.wrap("other", dedup.process)
@@ -155,6 +160,7 @@ def main() -> int:
 
         methods = getattr(config, "method_names", config.methods)
         what = f"methods={args.methods}" if args.methods else "defaults"
+        what += f", html_parser={args.html_parser!r}"
         content = getattr(config, "text_content", config.content)
         size = sum(len(p.html) for p in pages) / len(pages) / 1024
         print(f"{len(pages)} PostgreSQL pages (mean {size:.1f} KB), NearDupConfig({what}): "
@@ -175,7 +181,7 @@ def main() -> int:
 
         if args.no_cprofile:
             return 0
-        dedup, _ = deduplicator(tmp, "cprofile", args.methods)
+        dedup, _ = deduplicator(tmp, "cprofile", args.methods, args.html_parser)
         profiler = cProfile.Profile()
         profiler.enable()
         for doc in docs:

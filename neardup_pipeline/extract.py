@@ -151,13 +151,18 @@ def html_to_text(
     used_encoding: str | None = encoding
     if isinstance(html, bytes):
         html, used_encoding = decode_html(html, encoding)
-    html = _XML_DECLARATION.sub("", html, count=1)  # the text is decoded already
+    declaration = _XML_DECLARATION.match(html)  # the text is decoded already
+    if declaration is not None:
+        html = html[declaration.end():]
     # UTF-8 for libxml2, with NUL and friends as spaces: they break it and mean nothing as text
     # (bytes.translate: a tenth of a regex substitution over the str).
     data = html.encode("utf-8", "replace").translate(_CONTROL_TO_SPACE)
-    if not data.strip():
+    if not data or data.isspace():  # (bytes.strip()'s whitespace, without the copy)
         return ExtractedText("", "", used_encoding, "lxml", truncated)
-    if html.count("<") > max_tags or _LONG_TAG.search(html):
+    # Neither cap can be passed by a page shorter than it: most pages skip both scans.
+    if (len(html) > max_tags and html.count("<") > max_tags) or (
+        len(html) > MAX_TAG_CHARS and _LONG_TAG.search(html)
+    ):
         title, text = _scan_text(_CONTROL.sub(" ", html))
         return ExtractedText(text, title, used_encoding, "scan", truncated)
     roles = chromeless and "role" in html  # (a regex for the attribute costs a scan as long)
