@@ -23,7 +23,8 @@ Peers, each with the companions a user would pick for it:
   index, so its 64-bit values go into the 1e0ng SimhashIndex (k=3, the same Manku blocks).
 - neardup: Deduplicator + MemoryIndex through the Python API, methods simhash and minhash
   separately, and the default configuration as a third row; a fourth row runs the default with
-  the pure-Python walk of the tree instead of the C++ one (`extract.NATIVE_WALK`, same text).
+  the lexbor parser (NearDupConfig.html_parser, the [lexbor] extra), a fifth with the
+  pure-Python walk of the tree instead of the C++ one (`extract.NATIVE_WALK`, same text).
 
 Every peer indexes every page with text (duplicates too); a page joins the cluster of its first
 found near-duplicate (neardup: of its verdict). Scores are pairwise precision/recall/F1 of those
