@@ -546,11 +546,13 @@ def main() -> int:
               f" KB, {len(gold_pairs(c))} gold pairs ({c.note})", file=sys.stderr)
 
     peers: list[Peer] = []
+    skipped: list[str] = []  # a table without one of the peers is not the comparison
     for make in all_peers():
         try:
             peer = make()
         except Exception as exc:  # a peer that is not installed or not constructible
             print(f"[peers] a peer skipped: {exc!r}", file=sys.stderr)
+            skipped.append(repr(exc))
             continue
         if args.peers is None or any(peer.name.startswith(p) for p in args.peers):
             peers.append(peer)
@@ -563,6 +565,7 @@ def main() -> int:
             ready.append(peer)
         except Exception as exc:
             print(f"[peers] {peer.name} failed at warm-up, skipped: {exc!r}", file=sys.stderr)
+            skipped.append(f"{peer.name}: {exc!r}")
     # Peers take turns on each corpus, round after round, and each keeps its fastest round: the
     # machine drifts by tens of percent over minutes, and a peer run far from another in time
     # would measure the machine as much as the peer.
@@ -603,6 +606,10 @@ def main() -> int:
         "",
     ])
     print(header + table)
+    if skipped and args.peers is None and not args.no_write:
+        print(f"[peers] {len(skipped)} peer(s) missing, {RESULTS.name} not written: "
+              "pip install '.[bench]' (or name the peers wanted with --peers)", file=sys.stderr)
+        return 1
     if not args.no_write:
         RESULTS.write_text("# neardup and its peers\n\n" + header + table + "\n", encoding="utf-8")
         print(f"\n[peers] written to {RESULTS}", file=sys.stderr)
