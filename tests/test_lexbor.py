@@ -29,7 +29,7 @@ from neardup_pipeline.index.base import IndexParamsError
 from neardup_pipeline.index.sqlite import SqliteIndex
 
 from .test_cli import CORPUS, neardup, write_jsonl
-from .test_textwalk import _SOUP, _TREE, EXAMPLES
+from .test_textwalk import _SOUP, _TREE, EXAMPLES, WORKED_PAGE, assert_worked_example
 
 textwalk = extract._textwalk
 
@@ -85,26 +85,9 @@ def test_same_fingerprints_from_both_parsers_on_real_pages() -> None:
 
 
 def test_worked_example_of_each_rule() -> None:
-    page = (
-        "<html><head><title>T</title></head><body>"
-        "<div class=menu><a href=/>Home</a> | <a href=/docs>Docs</a></div>"
-        "<header>Site banner</header><nav><a href=/x>X</a></nav>"
-        "<div role=navigation>aria menu</div><h1>Title <a href=#>#</a></h1>"
-        "<p>Own words <a href=/y>with a link</a> and a tail.</p>"
-        "<article><header>Article header</header><ul><li><a href=#a>A</a></li></ul></article>"
-        "<footer>Copyright</footer><script>var x;</script><!-- a comment --></body></html>"
-    )
-    walk, title = textwalk.lexbor_walk(page.encode(), True, 10_000)
+    walk, title = textwalk.lexbor_walk(WORKED_PAGE.encode(), True, 10_000)
     assert title == "T"
-    assert walk.text(Chrome.KEEP)[0] == (
-        "Home | Docs Site banner X aria menu Title # Own words with a link and a tail. "
-        "Article header A Copyright")
-    assert walk.text(Chrome.LANDMARKS) == (
-        "Home | Docs Title # Own words with a link and a tail. Article header A", True)
-    assert walk.text(Chrome.LINKS_BEFORE_TITLE)[0] == (
-        "Title # Own words with a link and a tail. Article header A")
-    assert walk.text(Chrome.LINKS)[0] == (
-        "Title # Own words with a link and a tail. Article header A")
+    assert_worked_example(walk)
 
 
 def test_a_link_inside_a_link_is_where_the_parsers_part() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
+from typing import Any
 
 import lxml.etree
 import pytest
@@ -83,28 +84,39 @@ def test_same_text_at_every_chrome_level_on_real_pages() -> None:
         both_walks(extract.decode_html(html)[0].encode("utf-8"))
 
 
-def test_worked_example_of_each_rule() -> None:
-    page = (
-        "<html><head><title>T</title></head><body>"
-        "<div class=menu><a href=/>Home</a> | <a href=/docs>Docs</a></div>"
-        "<header>Site banner</header><nav><a href=/x>X</a></nav>"
-        "<div role=navigation>aria menu</div><h1>Title <a href=#>#</a></h1>"
-        "<p>Own words <a href=/y>with a link</a> and a tail.</p>"
-        "<article><header>Article header</header><ul><li><a href=#a>A</a></li></ul></article>"
-        "<footer>Copyright</footer></body></html>"
-    )
-    walk = textwalk.chrome_walk(extract._lxml_tree(page.encode())[0], True, 10_000)
-    assert walk.text(Chrome.KEEP)[0] == (
-        "Home | Docs Site banner X aria menu Title # Own words with a link and a tail. "
-        "Article header A Copyright")
-    assert walk.text(Chrome.LANDMARKS) == (
-        "Home | Docs Title # Own words with a link and a tail. Article header A", True)
+# One page that exercises every rule, for each parser's walk (tests/test_lexbor.py too): the
+# script and the comment are never text.
+WORKED_PAGE = (
+    "<html><head><title>T</title></head><body>"
+    "<div class=menu><a href=/>Home</a> | <a href=/docs>Docs</a></div>"
+    "<header>Site banner</header><nav><a href=/x>X</a></nav>"
+    "<div role=navigation>aria menu</div><h1>Title <a href=#>#</a></h1>"
+    "<p>Own words <a href=/y>with a link</a> and a tail.</p>"
+    "<article><header>Article header</header><ul><li><a href=#a>A</a></li></ul></article>"
+    "<footer>Copyright</footer><script>var x;</script><!-- a comment --></body></html>"
+)
+_OWN = "Title # Own words with a link and a tail. Article header A"
+WORKED_TEXTS = {
+    Chrome.KEEP: f"Home | Docs Site banner X aria menu {_OWN} Copyright",
+    Chrome.LANDMARKS: f"Home | Docs {_OWN}",  # nav, page header and footer, ARIA landmark out
     # the menu before the title goes; the article's own table of contents stays (marked main)
-    assert walk.text(Chrome.LINKS_BEFORE_TITLE)[0] == (
-        "Title # Own words with a link and a tail. Article header A")
-    assert walk.text(Chrome.LINKS)[0] == (
-        "Title # Own words with a link and a tail. Article header A")
-    both_walks(page)
+    Chrome.LINKS_BEFORE_TITLE: _OWN,
+    Chrome.LINKS: _OWN,
+}
+
+
+def assert_worked_example(walk: Any) -> None:
+    """WORKED_PAGE read by `walk` at every chrome level; without the landmarks, the page is seen
+    to mark its main content (the article)."""
+    for level, text in WORKED_TEXTS.items():
+        assert walk.text(level)[0] == text, level
+    assert walk.text(Chrome.LANDMARKS)[1]
+
+
+def test_worked_example_of_each_rule() -> None:
+    assert_worked_example(textwalk.chrome_walk(
+        extract._lxml_tree(WORKED_PAGE.encode())[0], True, 10_000))
+    both_walks(WORKED_PAGE)
 
 
 _TAG = st.sampled_from([
