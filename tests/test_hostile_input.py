@@ -21,6 +21,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 import crawler.settings as project_settings
+from neardup_pipeline import NearDupConfig
+from neardup_pipeline.config import HTML_PARSERS, HtmlParser
 from neardup_pipeline.extract import html_to_text
 from tests.hostile_corpus import measure, pages
 
@@ -33,10 +35,11 @@ NO_TEXT = {"empty", "whitespace-only", "comment-only", "nul-only", "script-50mb"
            "long-tokens-20x1mb"}
 
 
+@pytest.mark.parametrize("parser", HTML_PARSERS)
 @pytest.mark.parametrize("name", list(pages()))
-def test_hostile_page_is_bounded(name: str) -> None:
-    m = measure(name, pages()[name])
-    print(f"\n[hostile] {name}: {m.input_bytes / 2**20:.1f} MB in, {m.seconds:.2f} s, "
+def test_hostile_page_is_bounded(name: str, parser: HtmlParser) -> None:
+    m = measure(name, pages()[name], NearDupConfig(html_parser=parser))
+    print(f"\n[hostile] {name} ({parser}): {m.input_bytes / 2**20:.1f} MB in, {m.seconds:.2f} s, "
           f"peak +{m.peak_mb:.0f} MB, {m.status}, {m.words} words, cut={m.truncated}")
     assert m.error == ""
     assert m.seconds < MAX_SECONDS

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -82,6 +83,38 @@ def test_same_fingerprints_from_both_parsers_on_real_pages() -> None:
         theirs = lxml_side.fingerprint(Document(page.doc_id, html=page.html))
         assert (ours.title, ours.text) == (theirs.title, theirs.text)
         assert lexbor_side.encode(ours) == lxml_side.encode(theirs)
+
+
+@pytest.mark.shared_data
+def test_threads_parse_at_once_and_read_the_same_text() -> None:
+    # the parse runs without the GIL: each call has its own lexbor document and flat tree
+    pages = [p.html for p in postgresql_pages()[:120]]
+    alone = [html_to_text(h, chromeless=True, parser="lexbor") for h in pages]
+    mismatches: list[int] = []
+
+    def read(start: int) -> None:
+        for i in range(start, len(pages), 4):
+            got = html_to_text(pages[i], chromeless=True, parser="lexbor")
+            if (got.title, got.text) != (alone[i].title, alone[i].text):
+                mismatches.append(i)
+
+    for _ in range(2):
+        threads = [threading.Thread(target=read, args=(k,)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert not mismatches
+
+
+def test_custom_elements_are_plain_elements_page_after_page() -> None:
+    # a custom element's tag id is an address in its document, reused by the next document's
+    # names: no kind may stick to it (a custom name is never chrome, never a block)
+    for i in range(300):
+        page = (f"<html><body><x-nav-{i}>own {i}</x-nav-{i}><nav>menu</nav>"
+                f"<p>words <my-el{i % 7}>inside</my-el{i % 7}> here</p></body></html>")
+        text = html_to_text(page, chromeless=True, parser="lexbor").text
+        assert text == f"own {i} words inside here", text
 
 
 def test_worked_example_of_each_rule() -> None:
