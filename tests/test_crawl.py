@@ -214,6 +214,13 @@ async def test_drop_mode_sqlite(site: str, tmp_path: Path) -> None:
 
 
 @deferred_f_from_coro_f
+async def test_drop_mode_sqlite_with_the_lexbor_parser(site: str, tmp_path: Path) -> None:
+    """NEARDUP_HTML_PARSER = "lexbor": the check process binds lexbor itself; the same drops."""
+    settings = crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}", NEARDUP_HTML_PARSER="lexbor")
+    assert_drop_outcome(await crawl(site, settings))
+
+
+@deferred_f_from_coro_f
 async def test_tag_mode_sqlite(site: str, tmp_path: Path) -> None:
     settings = crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}", NEARDUP_ACTION="tag")
     assert_tag_outcome(await crawl(site, settings))
