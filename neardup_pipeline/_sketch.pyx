@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""The numeric loops of fingerprinting and verification, in C: Rabin fingerprints of word
-shingles, the per-permutation minimums of MinHash, the simhash bit vote, the finaliser and the
+"""The numeric loops of fingerprinting and verification, in C: Rabin fingerprints of words and of
+word shingles, the per-permutation minimums of MinHash, the simhash bit vote, the finaliser and the
 distinct counts of a word bag, weighted Jaccard of two bags, and the word-hash cache read.
 
 numpy computed both over whole arrays, but each step wrote a temporary as large as its input
@@ -11,6 +11,7 @@ are bit for bit those of the numpy code, which stays as the fallback (shingles.p
 
 import numpy as np
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.long cimport PyLong_AsUnsignedLongLong
 from cpython.object cimport PyObject
@@ -23,6 +24,35 @@ cdef inline uint64_t _fmix64(uint64_t x) noexcept nogil:
     x ^= x >> 33
     x *= 0xC4CEB9FE1A85EC53ULL
     return x ^ (x >> 33)
+
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+
+
+def rabin_words(list words not None, const uint64_t[::1] table not None):
+    """Rabin fingerprint of each word's UTF-8 bytes (RabinHasher.fingerprint: one byte a step
+    through the 256-entry `table`), as uint64. An ASCII word is read in place; another is encoded
+    to a temporary, so no word keeps a UTF-8 copy of itself in the caller's cache."""
+    cdef Py_ssize_t n = len(words), i, j, size
+    cdef const unsigned char* data
+    cdef uint64_t h
+    cdef bytes encoded
+    out = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] result = out
+    for i in range(n):
+        word = words[i]
+        if (<str?>word).isascii():
+            data = <const unsigned char*>PyUnicode_AsUTF8AndSize(word, &size)
+        else:
+            encoded = (<str>word).encode("utf-8")
+            data = <const unsigned char*>PyBytes_AS_STRING(encoded)
+            size = PyBytes_GET_SIZE(encoded)
+        h = 0
+        for j in range(size):
+            h = (h << 8) ^ data[j] ^ table[h >> 56]
+        result[i] = h
+    return out
 
 
 def rabin_shingles(const uint64_t[::1] words not None, int width,

@@ -68,7 +68,8 @@ class ShingleHasher:
         missing = set(words).difference(cache)
         if missing:
             if self.hash_name == "rabin":
-                new = {w: self._rabin.fingerprint(w.encode("utf-8")) for w in missing}
+                words_new = list(missing)
+                new = dict(zip(words_new, self._rabin.word_fingerprints(words_new), strict=True))
             else:
                 new = {w: xxhash.xxh64_intdigest(w.encode("utf-8")) for w in missing}
             if len(cache) > _WORD_CACHE_LIMIT:

@@ -1,7 +1,7 @@
 """The compiled loops of `_sketch` give the numpy code's values bit for bit: Rabin fingerprints of
-word shingles, MinHash minimums, the simhash vote, the finaliser, distinct counts and weighted
-Jaccard, on arbitrary 64-bit inputs (hypothesis) and on real pages, so an index written with one
-is read with the other."""
+words (against the byte loop) and of word shingles, MinHash minimums, the simhash vote, the
+finaliser, distinct counts and weighted Jaccard, on arbitrary inputs (hypothesis) and on real
+pages, so an index written with one is read with the other."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.corpora import postgresql_pages
-from neardup_pipeline import NearDupConfig, minhash, rarewords, shingles, simhash
+from neardup_pipeline import NearDupConfig, minhash, rabin, rarewords, shingles, simhash
 from neardup_pipeline._sketch import (
     cached_hashes,
     distinct_counts,
     fmix64,
     min_hashes,
     rabin_shingles,
+    rabin_words,
     simhash64,
     weighted_jaccard,
 )
@@ -34,8 +35,31 @@ A, B = hash_family(84, 20100531)
 
 
 def test_the_methods_use_the_compiled_loops() -> None:
-    assert minhash._sketch is not None and shingles._sketch is not None
+    assert minhash._sketch is not None and shingles._sketch is not None and rabin._sketch
     assert simhash._sketch is not None and rarewords._sketch is not None
+
+
+# Words as the tokenizer makes them: any characters but lone surrogates (never word characters).
+_WORDS = st.lists(st.text(st.characters(exclude_categories=("Cs",)), max_size=40), max_size=60)
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(_WORDS)
+def test_rabin_words_equal_the_byte_loop(words: list[str]) -> None:
+    hasher = rabin.RabinHasher()
+    expected = [hasher.fingerprint(word.encode("utf-8")) for word in words]
+    assert rabin_words(words, hasher.byte_table).tolist() == expected
+    assert hasher.word_fingerprints(words) == expected
+
+
+def test_rabin_words_of_real_words_and_edges() -> None:
+    hasher = rabin.RabinHasher()
+    text = b" ".join(page.html for page in postgresql_pages()[:40]).decode("utf-8", "replace")
+    words = [*sorted(set(text.split())), "", "a", "\x00", "\U0010ffff", "\u00e9" * 300]
+    expected = [hasher.fingerprint(word.encode("utf-8")) for word in words]
+    assert rabin_words(words, hasher.byte_table).tolist() == expected
+    with pytest.raises(TypeError):
+        rabin_words([b"bytes"], hasher.byte_table)  # type: ignore[list-item]
 
 
 @settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
