@@ -407,6 +407,7 @@ cdef class _Tree:
             return "", False
         cdef vector[char] gone = self.removed(chrome)
         cdef string out
+        out.reserve(self.texts.size())  # at most the page's text, whitespace collapsed
         cdef bint space = False, descend, marked = False
         cdef int node = 0
         while node >= 0:
@@ -446,11 +447,21 @@ cdef class _Tree:
 cdef bint _append(string& out, const unsigned char* text, size_t length, bint space) noexcept:
     """Append text to out, runs of whitespace (Py_UNICODE_ISSPACE, as str.split) as one space,
     none at the start; returns whether a space is pending."""
-    cdef size_t i = 0, width
+    cdef size_t i = 0, width, end
     cdef unsigned char byte
     cdef Py_UCS4 point
     while i < length:
         byte = text[i]
+        if byte < 0x80 and not Py_UNICODE_ISSPACE(byte):  # a run of ASCII word bytes, at once
+            end = i + 1
+            while end < length and text[end] < 0x80 and not Py_UNICODE_ISSPACE(text[end]):
+                end += 1
+            if space and out.size():
+                out.push_back(b" ")
+            space = False
+            out.append(<const char*>text + i, end - i)
+            i = end
+            continue
         if byte < 0x80:
             width = 1
             point = byte
