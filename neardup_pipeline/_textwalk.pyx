@@ -138,6 +138,7 @@ cdef class _Tree:
     cdef bint roles
     cdef Py_ssize_t read_limit
     cdef vector[char] regions  # main content the page marks
+    cdef bint any_region  # the page marks some (set with regions)
     cdef vector[int] landmarks
     cdef vector[int] link_blocks  # judged link-only, in the order judged
     cdef bint found  # landmarks and regions
@@ -148,6 +149,7 @@ cdef class _Tree:
         self.read_limit = read_limit
         self.found = False
         self.judged = False
+        self.any_region = False
         self.max_depth = 0
 
     # --- filling, in document order -----------------------------------------------------------
@@ -249,6 +251,7 @@ cdef class _Tree:
             if self.nodes[node].element:
                 if self._is(node, MAIN):
                     self.regions[node] = 1
+                    self.any_region = True
                 if self._is(node, LANDMARK):
                     self.landmarks.push_back(node)
                 elif self._is(node, PAGE_LANDMARK):
@@ -262,6 +265,7 @@ cdef class _Tree:
                 if self.roles:
                     if self.nodes[node].role == MAIN_ROLE:
                         self.regions[node] = 1
+                        self.any_region = True
                     elif self.nodes[node].role == LANDMARK_ROLE:
                         self.landmarks.push_back(node)
             node = self._next_within(node, 0)
@@ -388,13 +392,8 @@ cdef class _Tree:
             while node >= 0:  # its ancestors open before it and hold it
                 before[node] = 0
                 node = self.nodes[node].parent
-        cdef bint any_region = False
-        for node in range(<int>self.regions.size()):
-            if self.regions[node]:
-                any_region = True
-                break
         for node in self.link_blocks:
-            if any_region and self._inside_regions(node):
+            if self.any_region and self._inside_regions(node):
                 continue
             if chrome == LINKS_BEFORE_TITLE and not before[node]:
                 continue
@@ -408,7 +407,7 @@ cdef class _Tree:
         cdef vector[char] gone = self.removed(chrome)
         cdef string out
         out.reserve(self.texts.size())  # at most the page's text, whitespace collapsed
-        cdef bint space = False, descend, marked = False
+        cdef bint space = False, descend
         cdef int node = 0
         while node >= 0:
             descend = True
@@ -423,12 +422,9 @@ cdef class _Tree:
                 space = _append(out, <const unsigned char*>self.texts.data()
                                 + self.nodes[node].start, self.nodes[node].length, space)
             node = self._after(node, descend, &space)
-        if chrome != KEEP:
-            for node in range(<int>self.regions.size()):
-                if self.regions[node]:
-                    marked = True
-                    break
-        return PyUnicode_DecodeUTF8(out.c_str(), out.size(), "replace"), marked
+        # (KEEP never looks for regions; any other level found them in removed())
+        return (PyUnicode_DecodeUTF8(out.c_str(), out.size(), "replace"),
+                chrome != KEEP and self.any_region)
 
     cdef int _after(self, int node, bint descend, bint* space) noexcept:
         """_next_within, marking the end of each block element left on the way as a space."""
