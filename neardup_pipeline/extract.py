@@ -18,6 +18,7 @@ from html import unescape
 import lxml.etree
 from bs4 import BeautifulSoup, UnicodeDammit
 
+from .config import HTML_PARSERS, HtmlParser
 from .htmltags import (
     BLOCK_TAGS,
     INVISIBLE_TAGS,
@@ -132,7 +133,7 @@ def html_to_text(
     max_bytes: int = 20 * 1024 * 1024,
     max_tags: int = DEFAULT_MAX_TAGS,
     chromeless: bool = False,
-    parser: str = "lxml",
+    parser: HtmlParser = "lxml",
 ) -> ExtractedText:
     """Visible text of an HTML page (script, style, comments and the like removed).
 
@@ -143,8 +144,8 @@ def html_to_text(
     linear scan (tags stripped, entities unescaped without any DTD) instead of a tree parser.
     `parser`: the tree parser, "lxml" (libxml2) or "lexbor" (see NearDupConfig.html_parser).
     """
-    if parser not in ("lxml", "lexbor"):
-        raise ValueError(f"parser must be 'lxml' or 'lexbor', got {parser!r}")
+    if parser not in HTML_PARSERS:
+        raise ValueError(f"parser must be one of {', '.join(HTML_PARSERS)}, got {parser!r}")
     truncated = len(html) > max_bytes
     if truncated:
         html = html[:max_bytes]
@@ -167,17 +168,18 @@ def html_to_text(
         return ExtractedText(text, title, used_encoding, "scan", truncated)
     roles = chromeless and "role" in html  # (a regex for the attribute costs a scan as long)
     levels = _CHROMELESS_LEVELS if chromeless else (Chrome.KEEP,)
+    read_by: str = parser
     try:
         title, text = _tree_text_at(data, levels, roles, parser)
     except (lxml.etree.ParserError, ValueError, RecursionError):
         html = _CONTROL.sub(" ", html)
         if len(html) > MAX_BS4_BYTES:
             title, text = _scan_text(html)
-            parser = "scan"
+            read_by = "scan"
         else:
             title, text = _bs4_text(html)
-            parser = "bs4"
-    return ExtractedText(text, title, used_encoding, parser, truncated)
+            read_by = "bs4"
+    return ExtractedText(text, title, used_encoding, read_by, truncated)
 
 
 def _scan_text(html: str) -> tuple[str, str]:
@@ -230,7 +232,7 @@ def lexbor_available() -> bool:
 
 
 def _tree_text_at(
-    data: bytes, levels: tuple[Chrome, ...], roles: bool, parser: str = "lxml",
+    data: bytes, levels: tuple[Chrome, ...], roles: bool, parser: HtmlParser = "lxml",
 ) -> tuple[str, str]:
     """(title, text) of UTF-8 markup at the first of `levels` that leaves enough text.
 
