@@ -4,7 +4,8 @@ r"""Build of the optional compiled modules; the rest of the package is in pyproj
   libxml2 headers lxml ships: the site chrome and the visible text of a page.
 - neardup_pipeline._words (C): the word tokens of a text, as re.findall(r"\w+") gives them.
 - neardup_pipeline._sketch (C): Rabin shingle fingerprints and MinHash minimums, bit for bit the
-  numpy code's.
+  numpy code's; the minimums in AVX-512 or AVX2 lanes where the CPU has them (_minhash_lanes.h,
+  chosen when the module loads; x86-64 with GCC or Clang, else the scalar loop).
 
 Without a compiler the build goes on (optional=True) and neardup runs the pure-Python reference
 of each: the same results, slower.
@@ -34,6 +35,7 @@ extensions = [
     Extension(
         "neardup_pipeline._sketch",
         ["neardup_pipeline/_sketch.pyx"],
+        depends=["neardup_pipeline/_minhash_lanes.h"],
         extra_compile_args=["-O3"],
         optional=True,
     ),

@@ -5,8 +5,9 @@ distinct counts of a word bag, weighted Jaccard of two bags, and the word-hash c
 
 numpy computed both over whole arrays, but each step wrote a temporary as large as its input
 (MinHash: 84 x shingles products, 1.3 MB for a 2,000-word page, past the L2 cache) and read it
-back. Here every value is computed in registers and only the results are written. The results
-are bit for bit those of the numpy code, which stays as the fallback (shingles.py, minhash.py).
+back. Here every value is computed in registers and only the results are written; the MinHash
+minimums in vector lanes (_minhash_lanes.h). The results are bit for bit those of the numpy
+code, which stays as the fallback (shingles.py, minhash.py).
 """
 
 import numpy as np
@@ -16,14 +17,6 @@ from cpython.dict cimport PyDict_GetItem
 from cpython.long cimport PyLong_AsUnsignedLongLong
 from cpython.object cimport PyObject
 from libc.stdint cimport int64_t, uint64_t
-
-
-cdef inline uint64_t _fmix64(uint64_t x) noexcept nogil:
-    x ^= x >> 33
-    x *= 0xFF51AFD7ED558CCDULL
-    x ^= x >> 33
-    x *= 0xC4CEB9FE1A85EC53ULL
-    return x ^ (x >> 33)
 
 
 cdef extern from "Python.h":
@@ -77,21 +70,41 @@ def rabin_shingles(const uint64_t[::1] words not None, int width,
     return out
 
 
+cdef extern from "_minhash_lanes.h":
+    uint64_t nd_fmix64(uint64_t x) nogil  # MurmurHash3's 64-bit finaliser
+    int nd_best_kernel() nogil
+    void nd_min_hashes(int kernel, const uint64_t* shingles, size_t n, const uint64_t* a,
+                       const uint64_t* b, size_t k, uint64_t* out) nogil
+
+MIN_HASH_KERNELS = ("scalar", "avx2", "avx512")
+
+
+def min_hash_kernels():
+    """The MinHash kernels this CPU runs, slowest first (the last is the one used)."""
+    return MIN_HASH_KERNELS[: nd_best_kernel() + 1]
+
+
 def min_hashes(const uint64_t[::1] shingles not None, const uint64_t[::1] a not None,
-               const uint64_t[::1] b not None):
+               const uint64_t[::1] b not None, str kernel=None):
     """Per permutation j, the minimum of a[j] * fmix64(x) + b[j] (mod 2^64) over the shingles x
-    (minhash.min_hashes); all ones for no shingle."""
-    cdef Py_ssize_t permutations = a.shape[0], i, j
-    cdef uint64_t mixed, value
-    out = np.full(permutations, 0xFFFFFFFFFFFFFFFF, dtype=np.uint64)
+    (minhash.min_hashes); all ones for no shingle. `kernel` (of min_hash_kernels(); default the
+    fastest) only changes the speed."""
+    cdef int chosen = nd_best_kernel()
+    if kernel is not None:
+        if kernel not in MIN_HASH_KERNELS:
+            raise ValueError(f"unknown MinHash kernel {kernel!r}: one of {MIN_HASH_KERNELS}")
+        chosen = MIN_HASH_KERNELS.index(kernel)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("a and b must have the same length")
+    if chosen > nd_best_kernel():
+        raise ValueError(f"this CPU has no {kernel} kernel")
+    out = np.empty(a.shape[0], dtype=np.uint64)
     cdef uint64_t[::1] result = out
+    if a.shape[0] == 0:
+        return out
     with nogil:
-        for i in range(shingles.shape[0]):
-            mixed = _fmix64(shingles[i])
-            for j in range(permutations):
-                value = a[j] * mixed + b[j]
-                if value < result[j]:
-                    result[j] = value
+        nd_min_hashes(chosen, &shingles[0] if shingles.shape[0] else NULL, shingles.shape[0],
+                      &a[0], &b[0], a.shape[0], &result[0])
     return out
 
 
@@ -102,7 +115,7 @@ def fmix64(const uint64_t[::1] values not None):
     cdef uint64_t[::1] result = out
     with nogil:
         for i in range(n):
-            result[i] = _fmix64(values[i])
+            result[i] = nd_fmix64(values[i])
     return out
 
 

@@ -19,6 +19,7 @@ from neardup_pipeline._sketch import (
     cached_hashes,
     distinct_counts,
     fmix64,
+    min_hash_kernels,
     min_hashes,
     rabin_shingles,
     rabin_words,
@@ -79,7 +80,32 @@ def test_rabin_shingles_equal_numpy(values: list[int], size: int) -> None:
 @given(st.lists(U64, max_size=5000))
 def test_min_hashes_equal_numpy(values: list[int]) -> None:
     data = np.array(values, dtype=np.uint64)
-    assert np.array_equal(min_hashes(data, A, B), numpy_min_hashes(data, A, B))
+    expected = numpy_min_hashes(data, A, B)
+    assert np.array_equal(min_hashes(data, A, B), expected)
+    for kernel in min_hash_kernels():
+        assert np.array_equal(min_hashes(data, A, B, kernel), expected), kernel
+
+
+@pytest.mark.parametrize("permutations", [1, 3, 4, 5, 8, 23, 24, 25, 87, 88, 89, 100, 200])
+def test_every_min_hash_kernel_at_permutation_counts_off_its_lanes(permutations: int) -> None:
+    """The vector kernels take 8 or 4 permutations a register and 88 or 24 a pass: counts off
+    those edges end in a partial register, a scalar tail or a second pass."""
+    a, b = hash_family(permutations, permutations)
+    rng = np.random.default_rng(permutations)
+    for count in (0, 1, 2, 31, 1000):
+        data = rng.integers(0, 2**64, count, dtype=np.uint64, endpoint=False)
+        expected = numpy_min_hashes(data, a, b)
+        for kernel in min_hash_kernels():
+            assert np.array_equal(min_hashes(data, a, b, kernel), expected), (kernel, count)
+
+
+def test_min_hash_kernels_are_named_and_checked() -> None:
+    kernels = min_hash_kernels()
+    assert kernels[0] == "scalar" and set(kernels) <= {"scalar", "avx2", "avx512"}
+    with pytest.raises(ValueError, match="unknown MinHash kernel"):
+        min_hashes(np.ones(3, dtype=np.uint64), A, B, "neon")
+    with pytest.raises(ValueError, match="same length"):
+        min_hashes(np.ones(3, dtype=np.uint64), A, B[:10])
 
 
 @settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
