@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """Word tokens of a text in one C pass: exactly what re.findall(r"\w+", text) returns; the
-stem cache read for a whole page in one loop; and the test for Arabic-script letters.
+stem cache read for a whole page in one loop; a table that reads a text straight to the stems of
+its known words; and the test for Arabic-script letters.
 
 The regex engine asks the Unicode database about every character of a non-ASCII text (about
 0.2 ms for a 10 KB page); here ASCII characters, most of any Latin-script page, are decided by a
@@ -8,15 +9,23 @@ table and only the others by the database, with the regex engine's own test for 
 Py_UNICODE_ISALNUM or the underscore.
 """
 
-from cpython.dict cimport PyDict_GetItem
+import os
+
+from cpython.dict cimport PyDict_GetItem, PyDict_Next
+from cpython.list cimport PyList_Append
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.unicode cimport PyUnicode_Substring
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcmp
 
 cdef extern from "Python.h":
     bint Py_UNICODE_ISALNUM(Py_UCS4 ch)
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
     Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
 
 cdef bint _ASCII_WORD[128]
 for _code in range(128):
@@ -76,3 +85,206 @@ def arabic_script(str text not None):
         if 0x0600 <= ch <= 0x06FF or ch == 0x200C or ch == 0x200D:
             return True
     return False
+
+
+cdef struct _Slot:
+    uint64_t hash
+    PyObject* token  # NULL: an empty slot
+    PyObject* stem
+
+# Probes a lookup or an insertion may take: past them a word is treated as unknown (the caller's
+# dict decides), so words built to collide cost a bounded time and are never wrong.
+cdef Py_ssize_t _MAX_PROBES = 64
+# The hash's multiplier, odd and drawn per process: which words collide is not known in advance.
+cdef uint64_t _SEED = int.from_bytes(os.urandom(8), "little") | 1
+
+
+cdef inline uint64_t _step(uint64_t h, Py_UCS4 ch) noexcept:
+    return (h ^ <uint64_t>ch) * _SEED
+
+
+cdef inline uint64_t _finish(uint64_t h) noexcept:
+    h ^= h >> 33
+    h *= 0xFF51AFD7ED558CCDULL
+    return h ^ (h >> 33)
+
+
+cdef class StemTable:
+    """Word -> stem ("" for a stop word), read straight from a text's characters.
+
+    The dict of stems (normalize._WordRules) is read with one str object per token, each made and
+    hashed first: with a page's tokens that is most of the words' cost. This table holds the same
+    pairs keyed by the characters, so `stems` finds each token's stem where it lies in the text
+    and builds no token at all. It is a memo of a pure function: an entry is never wrong, a word
+    missing from it only sends the caller to the dict.
+    """
+
+    cdef _Slot* slots
+    cdef Py_ssize_t capacity, used
+
+    def __cinit__(self):
+        self.capacity = 0
+        self.used = 0
+        self.slots = NULL
+
+    def __dealloc__(self):
+        self._release()
+
+    cdef void _release(self) noexcept:
+        cdef Py_ssize_t i
+        if self.slots is not NULL:
+            for i in range(self.capacity):
+                if self.slots[i].token is not NULL:
+                    Py_DECREF(<object>self.slots[i].token)
+                    Py_DECREF(<object>self.slots[i].stem)
+            free(self.slots)
+        self.slots = NULL
+        self.capacity = 0
+        self.used = 0
+
+    def __len__(self):
+        return self.used
+
+    def clear(self):
+        """Forget every word (the caller's dict was replaced by a smaller one)."""
+        self._release()
+
+    def update(self, dict stems not None):
+        """Add or replace each token -> stem pair ("" for a stop word) of `stems`."""
+        cdef Py_ssize_t position = 0
+        cdef PyObject* token
+        cdef PyObject* stem
+        while PyDict_Next(stems, &position, &token, &stem):
+            if type(<object>token) is not str or type(<object>stem) is not str:
+                raise TypeError("a StemTable maps str tokens to str stems")
+            self._put(<str>token, <str>stem)
+
+    cdef int _grow(self) except -1:
+        cdef Py_ssize_t old_capacity = self.capacity, i
+        cdef _Slot* old = self.slots
+        cdef Py_ssize_t capacity = old_capacity * 2 if old_capacity else 1024
+        cdef _Slot* fresh = <_Slot*>calloc(capacity, sizeof(_Slot))
+        if fresh is NULL:
+            raise MemoryError()
+        self.slots = fresh
+        self.capacity = capacity
+        self.used = 0
+        for i in range(old_capacity):
+            # moves the references; a pair that finds no free probe is dropped (a memo)
+            if old[i].token is not NULL and not self._place(old[i].hash, old[i].token,
+                                                            old[i].stem):
+                Py_DECREF(<object>old[i].token)
+                Py_DECREF(<object>old[i].stem)
+        free(old)
+        return 0
+
+    cdef bint _place(self, uint64_t hash, PyObject* token, PyObject* stem) noexcept:
+        """Put a pair whose token is not in the table; False when its probes are all taken."""
+        cdef Py_ssize_t mask = self.capacity - 1, index = <Py_ssize_t>(hash & mask), probe
+        for probe in range(_MAX_PROBES):
+            if self.slots[index].token is NULL:
+                self.slots[index].hash = hash
+                self.slots[index].token = token
+                self.slots[index].stem = stem
+                self.used += 1
+                return True
+            index = (index + 1) & mask
+        return False
+
+    cdef int _put(self, str token, str stem) except -1:
+        cdef int kind = PyUnicode_KIND(token)
+        cdef void* data = PyUnicode_DATA(token)
+        cdef Py_ssize_t length = PyUnicode_GET_LENGTH(token), i
+        cdef uint64_t h = 0
+        cdef _Slot* slot
+        for i in range(length):
+            h = _step(h, PyUnicode_READ(kind, data, i))
+        h = _finish(h ^ <uint64_t>length)
+        if (self.used + 1) * 2 > self.capacity:
+            self._grow()
+        slot = self._find(h, kind, data, 0, length)
+        if slot is not NULL:  # known: the new stem replaces the old one
+            Py_INCREF(stem)
+            Py_DECREF(<object>slot.stem)
+            slot.stem = <PyObject*>stem
+            return 0
+        while not self._place(h, <PyObject*>token, <PyObject*>stem):
+            # a run of taken slots past the probes: chance at this load, so a larger table
+            # spreads it; at a sixteenth full it is words built to collide, and this one is left
+            # to the caller's dict
+            if self.capacity >= 16 * (self.used + 1):
+                return 0
+            self._grow()
+        Py_INCREF(token)
+        Py_INCREF(stem)
+        return 0
+
+    cdef _Slot* _find(self, uint64_t hash, int kind, void* data, Py_ssize_t start,
+                      Py_ssize_t length) noexcept:
+        """The slot of the word text[start:start + length], or NULL when it is not here."""
+        cdef Py_ssize_t mask = self.capacity - 1, index, probe, i
+        cdef _Slot* slot
+        cdef int token_kind
+        cdef void* token_data
+        cdef bint same
+        if self.capacity == 0:
+            return NULL
+        index = <Py_ssize_t>(hash & mask)
+        for probe in range(_MAX_PROBES):
+            slot = &self.slots[index]
+            if slot.token is NULL:
+                return NULL
+            if slot.hash == hash and PyUnicode_GET_LENGTH(<object>slot.token) == length:
+                token_kind = PyUnicode_KIND(<object>slot.token)
+                token_data = PyUnicode_DATA(<object>slot.token)
+                if token_kind == kind:
+                    same = memcmp(token_data, <char*>data + start * kind, length * kind) == 0
+                else:
+                    same = True
+                    for i in range(length):
+                        if (PyUnicode_READ(token_kind, token_data, i)
+                                != PyUnicode_READ(kind, data, start + i)):
+                            same = False
+                            break
+                if same:
+                    return slot
+            index = (index + 1) & mask
+        return NULL
+
+    def stems(self, str text not None, Py_ssize_t limit=-1, Py_ssize_t max_chars=-1,
+              Py_ssize_t max_words=-1):
+        """The stems of the text's words, stop words left out: the words of
+        word_tokens(text, limit, max_chars)[:max_words] (-1: no bound) read through the table.
+        None when a word is not in the table or no stem is left (the caller's dict decides)."""
+        cdef Py_ssize_t length = len(text), index = 0, start
+        cdef int kind = PyUnicode_KIND(text)
+        cdef void* data = PyUnicode_DATA(text)
+        cdef list kept = []  # made first: no object is made below, so no collection can run
+        cdef uint64_t h
+        cdef Py_UCS4 ch
+        cdef _Slot* slot
+        while index < length and limit != 0 and max_words != 0:
+            ch = PyUnicode_READ(kind, data, index)
+            if not _is_word(ch):
+                index += 1
+                continue
+            start = index
+            h = _step(0, ch)
+            index += 1
+            while index < length:
+                ch = PyUnicode_READ(kind, data, index)
+                if not _is_word(ch):
+                    break
+                h = _step(h, ch)
+                index += 1
+            limit -= 1
+            if max_chars >= 0 and index - start > max_chars:
+                continue
+            max_words -= 1
+            slot = self._find(_finish(h ^ <uint64_t>(index - start)), kind, data, start,
+                              index - start)
+            if slot is NULL:
+                return None
+            if PyUnicode_GET_LENGTH(<object>slot.stem):
+                PyList_Append(kept, <object>slot.stem)
+        return kept or None

@@ -20,6 +20,7 @@ from stop_words import StopWordError, get_stop_words
 
 try:  # re.findall(r"\w+"), the stem cache and the Arabic-script test in C loops (setup.py);
     # without a compiler, Python
+    from ._words import StemTable as _StemTable
     from ._words import arabic_script as _arabic_script
     from ._words import known_stems as _known_stems
     from ._words import word_tokens as _word_tokens
@@ -27,6 +28,7 @@ except ImportError:  # pragma: no cover - a build without the extension
     _word_tokens = None  # type: ignore[assignment]
     _known_stems = None  # type: ignore[assignment]
     _arabic_script = None  # type: ignore[assignment]
+    _StemTable = None  # type: ignore[assignment,misc]
 
 # ISO 639-1 -> Snowball algorithm name, for every language Snowball stems.
 SNOWBALL_LANGUAGES: dict[str, str] = {
@@ -131,7 +133,9 @@ class _WordRules:
     """Stop-word removal and Snowball stemming of one language, one cached dict lookup per word.
 
     The cache maps a token to its stem, or to "" for a stop word; stemming dominates text cost
-    without it, and one lookup replaces a set test and a stem lookup.
+    without it, and one lookup replaces a set test and a stem lookup. The compiled StemTable holds
+    the same pairs keyed by characters, so a text whose words are all known is read to its stems
+    without a token object (`known_stems_of`).
     """
 
     def __init__(self, language: str, remove_stopwords: bool, stem: bool) -> None:
@@ -140,7 +144,17 @@ class _WordRules:
         self._stops = stop_words_for(language) if remove_stopwords else frozenset()
         self._cache: dict[str, str] = {}
         self._stems: dict[str, str] = {}  # stop words too: a text of stop words only keeps them
+        self._table = _StemTable() if _StemTable is not None else None
         self._lock = threading.Lock()
+
+    def known_stems_of(
+        self, text: str, room: int, max_chars: int, max_words: int
+    ) -> list[str] | None:
+        """apply(word tokens of `text`) read straight from the text, when every word is known
+        and one is kept; None otherwise (the caller makes the tokens and calls apply)."""
+        if self._table is None:
+            return None
+        return self._table.stems(text, room, max_chars, max_words)
 
     def apply(self, tokens: list[str]) -> list[str]:
         """Stems of the tokens that are not stop words; all tokens stemmed when none is left."""
@@ -167,9 +181,14 @@ class _WordRules:
                 new.update((w, cache[w]) for w in known)
                 new_stems.update((w, stems[w]) for w in known)
                 self._cache, self._stems = new, new_stems
+                if self._table is not None:  # its pairs stay right, but its size follows
+                    self._table.clear()
+                    self._table.update(new)
                 return new, new_stems
             stems.update(new_stems)  # stems first: a word in the cache always has its stem
             cache.update(new)
+            if self._table is not None:
+                self._table.update(new)
             return cache, stems
 
 
@@ -223,6 +242,16 @@ class Normalizer:
         canon = canonical_text(text[: self.max_words * _CHARS_PER_WORD])
         limit = self.max_token_chars
         room = self.max_words * 2  # for the long ones dropped
+        given = language or self.language
+        # Detected before the tokens are made, so that a text of known words is read straight
+        # to its stems; a text without words keeps no detected language, as if never detected.
+        language = given or detect_language(canon)
+        rules = (word_rules_for(language, self.remove_stopwords, self.stem)
+                 if language is not None and (self.remove_stopwords or self.stem) else None)
+        if rules is not None:
+            kept = rules.known_stems_of(canon, room, limit, self.max_words)
+            if kept is not None:
+                return Words(kept, language)
         if _word_tokens is not None:
             tokens = _word_tokens(canon, room, limit)
         else:  # on ASCII text (casefolded) \w is [a-z0-9_], which matches 2.4x faster
@@ -230,10 +259,8 @@ class Normalizer:
             if tokens and max(map(len, tokens)) > limit:
                 tokens = [t for t in tokens if len(t) <= limit]
         del tokens[self.max_words :]
-        language = language or self.language
-        if language is None and tokens:
-            language = detect_language(canon)
-        if not tokens or language is None or not (self.remove_stopwords or self.stem):
+        if not tokens:
+            return Words(tokens, given)
+        if rules is None:
             return Words(tokens, language)
-        return Words(word_rules_for(language, self.remove_stopwords, self.stem).apply(tokens),
-                     language)
+        return Words(rules.apply(tokens), language)

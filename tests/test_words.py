@@ -1,8 +1,10 @@
-"""The compiled tokenizer (`_words.word_tokens`) returns exactly re.findall(r"\\w+"), on any text.
+"""The compiled tokenizer (`_words.word_tokens`) returns exactly re.findall(r"\\w+"), on any text,
+and the stem table (`_words.StemTable`) reads a text to exactly the stems the dict gives its
+tokens.
 
-Normalizer.words reads its tokens from it; the regex stays as the fallback of a build without a
-compiler. Compared on arbitrary Unicode (hypothesis), on every script's letters and digits, and
-on the casefolded text of real pages in English, Russian and Catalan.
+Normalizer.words reads its tokens from them; the regex and the dict stay as the fallback of a
+build without a compiler. Compared on arbitrary Unicode (hypothesis), on every script's letters
+and digits, and on the casefolded text of real pages in English, Russian and Catalan.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 from datetime import timedelta
 
 import pytest
@@ -18,7 +21,7 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline import normalize
-from neardup_pipeline._words import arabic_script, known_stems, word_tokens
+from neardup_pipeline._words import StemTable, arabic_script, known_stems, word_tokens
 from neardup_pipeline.extract import html_to_text
 
 WORD = re.compile(r"\w+")
@@ -93,3 +96,113 @@ def test_same_tokens_on_real_pages_in_three_languages() -> None:
     for page in pages:
         canon = normalize.canonical_text(html_to_text(page.html, chromeless=True).text)
         assert word_tokens(canon) == WORD.findall(canon)
+
+
+# Words of one-, two- and four-byte characters, so a table key and the text around it are often
+# of different string kinds ("ab" is stored in one byte a character, read from a text in two).
+_PIECES = st.sampled_from(["a", "b", "ab", "é", "ж", "жa", "東", "😀", "a😀", "_", "9"])
+_TABLE_WORDS = st.lists(_PIECES, min_size=1, max_size=3).map("".join)
+
+
+def _reference_stems(text: str, table: dict[str, str], limit: int, max_chars: int,
+                     max_words: int) -> list[str] | None:
+    tokens = WORD.findall(text)
+    tokens = tokens if limit < 0 else tokens[:limit]
+    tokens = [t for t in tokens if max_chars < 0 or len(t) <= max_chars]
+    tokens = tokens if max_words < 0 else tokens[:max_words]
+    if any(t not in table for t in tokens):
+        return None
+    return [table[t] for t in tokens if table[t]] or None
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(st.dictionaries(_TABLE_WORDS, st.sampled_from(["", "s", "стем", "😀"])),
+       st.lists(_TABLE_WORDS | st.sampled_from([" ", ", ", "-", "\u2019", "\U0001f600 "])),
+       st.integers(-1, 12), st.integers(-1, 6), st.integers(-1, 12))
+def test_stem_table_reads_a_text_as_the_dict_reads_its_tokens(
+    table: dict[str, str], pieces: list[str], limit: int, max_chars: int, max_words: int,
+) -> None:
+    text = " ".join(pieces)
+    stems = StemTable()
+    stems.update(table)
+    assert len(stems) == len(table)
+    assert stems.stems(text, limit, max_chars, max_words) == _reference_stems(
+        text, table, limit, max_chars, max_words)
+
+
+def test_stem_table_grows_replaces_and_clears() -> None:
+    words = {f"w{i}x": f"s{i % 97}" for i in range(60_000)}
+    words["the"] = ""
+    stems = StemTable()
+    stems.update(words)
+    text = " ".join(words)
+    assert stems.stems(text) == [s for s in words.values() if s]
+    stems.update({"the": "the"})  # a known word's stem is replaced, not added
+    assert len(stems) == len(words) and stems.stems("the w1x") == ["the", "s1"]
+    assert stems.stems("the unknown") is None and stems.stems("") is None
+    stems.clear()
+    assert len(stems) == 0 and stems.stems("the") is None
+    with pytest.raises(TypeError, match="str tokens to str stems"):
+        stems.update({"a": 1})  # type: ignore[dict-item]
+
+
+def test_stem_table_holds_and_releases_its_strings() -> None:
+    token, stem = "".join(["tok", "en"]), "".join(["st", "em"])  # fresh objects, not interned
+    before = sys.getrefcount(token), sys.getrefcount(stem)
+    stems = StemTable()
+    stems.update({token: stem})
+    assert (sys.getrefcount(token), sys.getrefcount(stem)) == (before[0] + 1, before[1] + 1)
+    stems.update({token: stem})
+    assert (sys.getrefcount(token), sys.getrefcount(stem)) == (before[0] + 1, before[1] + 1)
+    del stems
+    assert (sys.getrefcount(token), sys.getrefcount(stem)) == before
+
+
+def _words_without_the_table(normalizer: normalize.Normalizer, text: str) -> normalize.Words:
+    """The words by the dict alone, from rule sets made for this and then forgotten."""
+    normalize.word_rules_for.cache_clear()
+    for language in ("en", "ru", "ca", "de", "fr"):
+        rules = normalize.word_rules_for(language, normalizer.remove_stopwords, normalizer.stem)
+        rules._table = None
+    try:
+        return normalizer.words(text)
+    finally:
+        normalize.word_rules_for.cache_clear()
+
+
+@pytest.mark.shared_data
+def test_normalizer_gives_the_same_words_with_and_without_the_table() -> None:
+    """Read twice (the second time every word is known and the table decides), in three
+    languages, and on the edge texts: stop words only, no words, words of no detected language."""
+    guide = installation_guide_pages()
+    texts = [html_to_text(page.html, chromeless=True).text
+             for page in [*postgresql_pages()[::25], *guide[::15]]]
+    texts += ["to be or not to be", "", " ,.; ", "1234 5678", "The the THE a"]
+    normalizer = normalize.Normalizer()
+    expected = [_words_without_the_table(normalizer, text) for text in texts]
+    assert [normalizer.words(text) for text in texts] == expected  # the dict, learning
+    assert [normalizer.words(text) for text in texts] == expected  # the table
+    assert {words.language for words in expected} >= {"en", "ru", "ca", None}
+    assert len(normalize.word_rules_for("en", True, True)._table or ()) > 1000
+
+
+def test_threads_learning_words_read_what_one_thread_reads() -> None:
+    """Four threads read pages whose words are new to a fresh rule set (they learn into the
+    dict and the table while the others read both): each gets the sequential words."""
+    texts = [" ".join(f"word{i}x{j} the running" for j in range(300)) for i in range(40)]
+    expected = [normalize.Normalizer(language="en").words(t).words for t in texts]
+    normalize.word_rules_for.cache_clear()
+    normalizer = normalize.Normalizer(language="en")
+    results: dict[int, list[str]] = {}
+
+    def read(start: int) -> None:
+        for index in range(start, len(texts), 4):
+            for _ in range(3):
+                results[index] = normalizer.words(texts[index]).words
+
+    threads = [threading.Thread(target=read, args=(start,)) for start in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[i] for i in range(len(texts))] == expected
