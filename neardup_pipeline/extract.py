@@ -7,6 +7,7 @@ entities from a DTD, never loads external resources and never touches the networ
 
 from __future__ import annotations
 
+import codecs
 import enum
 import os
 import re
@@ -106,6 +107,13 @@ def _thread_parser() -> lxml.etree.HTMLParser:
 
 def decode_html(data: bytes, declared_encoding: str | None = None) -> tuple[str, str | None]:
     """Bytes -> str using the declared charset, then the document's own, then detection."""
+    text, encoding, _ = _decode(data, declared_encoding)
+    return text, encoding
+
+
+def _decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None, bool]:
+    """decode_html, and whether the str's UTF-8 is `data` itself (a strict UTF-8 or ASCII decode
+    without a byte order mark), so the bytes can be parsed without encoding the str again."""
     known = [declared_encoding] if declared_encoding else []
     if len(data) > DETECT_SAMPLE_BYTES:
         # UnicodeDammit runs chardet over the whole input when nothing is declared (20 MB:
@@ -117,13 +125,16 @@ def decode_html(data: bytes, declared_encoding: str | None = None) -> tuple[str,
         found = sample.original_encoding
         encoding = "utf-8" if found in (None, "ascii") else str(found)
         try:
-            return data.decode(encoding, errors="replace"), encoding
+            return data.decode(encoding, errors="replace"), encoding, False
         except LookupError:
-            return data.decode("utf-8", errors="replace"), "utf-8"
+            return data.decode("utf-8", errors="replace"), "utf-8", False
     dammit = UnicodeDammit(data, known_definite_encodings=known, is_html=True)
     if dammit.unicode_markup is not None:
-        return dammit.unicode_markup, dammit.original_encoding
-    return data.decode("utf-8", errors="replace"), "utf-8"
+        exact = (dammit.original_encoding in ("utf-8", "ascii")
+                 and not dammit.contains_replacement_characters
+                 and not data.startswith(codecs.BOM_UTF8))
+        return dammit.unicode_markup, dammit.original_encoding, exact
+    return data.decode("utf-8", errors="replace"), "utf-8", False
 
 
 def html_to_text(
@@ -150,14 +161,20 @@ def html_to_text(
     if truncated:
         html = html[:max_bytes]
     used_encoding: str | None = encoding
+    utf8: bytes | None = None  # the str's UTF-8, when it is the input itself
     if isinstance(html, bytes):
-        html, used_encoding = decode_html(html, encoding)
+        raw = html
+        html, used_encoding, exact = _decode(raw, encoding)
+        utf8 = raw if exact else None
     declaration = _XML_DECLARATION.match(html)  # the text is decoded already
     if declaration is not None:
+        if utf8 is not None:
+            utf8 = utf8[len(html[: declaration.end()].encode("utf-8")) :]
         html = html[declaration.end():]
     # UTF-8 for libxml2, with NUL and friends as spaces: they break it and mean nothing as text
     # (bytes.translate: a tenth of a regex substitution over the str).
-    data = html.encode("utf-8", "replace").translate(_CONTROL_TO_SPACE)
+    data = (utf8 if utf8 is not None else html.encode("utf-8", "replace")).translate(
+        _CONTROL_TO_SPACE)
     if not data or data.isspace():  # (bytes.strip()'s whitespace, without the copy)
         return ExtractedText("", "", used_encoding, "lxml", truncated)
     # Neither cap can be passed by a page shorter than it: most pages skip both scans.
@@ -166,7 +183,8 @@ def html_to_text(
     ):
         title, text = _scan_text(_CONTROL.sub(" ", html))
         return ExtractedText(text, title, used_encoding, "scan", truncated)
-    roles = chromeless and "role" in html  # (a regex for the attribute costs a scan as long)
+    # (a regex for the attribute costs a scan as long; bytes are searched faster than a wide str)
+    roles = chromeless and b"role" in data
     levels = _CHROMELESS_LEVELS if chromeless else (Chrome.KEEP,)
     read_by: str = parser
     try:

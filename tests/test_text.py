@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup_pipeline.config import HTML_PARSERS, HtmlParser
 from neardup_pipeline.extract import html_to_text
 from neardup_pipeline.normalize import Normalizer, canonical_text, detect_language
 
@@ -64,6 +65,51 @@ def test_oversized_page_is_cut_not_refused() -> None:
     extracted = html_to_text("<p>" + "word " * 1000 + "</p>", max_bytes=100)
     assert extracted.truncated
     assert 0 < len(extracted.text) <= 100
+
+
+_BYTES_CASES = [
+    '<?xml version="1.0" encoding="UTF-8"?>\n<html><body><p>é text role</p></body></html>',
+    '\u3000 <?xml version="1.0"?><p role="main">wide space before the declaration</p>',
+    '<p role="navigation"><a href="/">home</a></p><h1>Title</h1><p>x</p>',
+    "<p>caf\u00e9 \u2014 \x00 nul and \x7f del</p>",
+]
+
+
+@pytest.mark.parametrize("parser", ["lxml", "lexbor"])
+@pytest.mark.parametrize("case", [
+    *(text.encode("utf-8") for text in _BYTES_CASES),
+    b"\xef\xbb\xbf<p>after a byte order mark</p>",
+    '<meta charset="utf-8"><p>caf\u00e9</p>'.encode("utf-8") + b"\xff broken",
+    '<meta charset="windows-1251"><p>Привет</p>'.encode("cp1251"),
+])
+def test_utf8_bytes_read_in_place_give_what_their_decoded_text_gives(
+    case: bytes, parser: HtmlParser,
+) -> None:
+    """UTF-8 input is parsed from its own bytes, not from its decoded text encoded again: the
+    same text and title either way, with the declaration, BOM and bad bytes handled as before."""
+    from neardup_pipeline.extract import decode_html, lexbor_available
+
+    if parser == "lexbor" and not lexbor_available():
+        pytest.skip("lexbor is not installed")
+    decoded, _ = decode_html(case)
+    for chromeless in (False, True):
+        from_bytes = html_to_text(case, chromeless=chromeless, parser=parser)
+        from_text = html_to_text(decoded, chromeless=chromeless, parser=parser)
+        assert (from_bytes.text, from_bytes.title) == (from_text.text, from_text.title)
+        assert from_bytes.text
+
+
+@pytest.mark.shared_data
+def test_real_pages_read_in_place_give_what_their_decoded_text_gives() -> None:
+    from benchmarks.corpora import installation_guide_pages, postgresql_pages
+    from neardup_pipeline.extract import decode_html
+
+    for page in [*postgresql_pages()[::40], *installation_guide_pages()[::60]]:
+        decoded, _ = decode_html(page.html)
+        for parser in HTML_PARSERS:
+            from_bytes = html_to_text(page.html, chromeless=True, parser=parser)
+            from_text = html_to_text(decoded, chromeless=True, parser=parser)
+            assert (from_bytes.text, from_bytes.title) == (from_text.text, from_text.title)
 
 
 def test_nul_bytes_and_invalid_utf8_do_not_break_parsing() -> None:
