@@ -91,6 +91,14 @@ cdef struct _Slot:
     uint64_t hash
     PyObject* token  # NULL: an empty slot
     PyObject* stem
+    uint64_t packed  # a compact word's characters, a byte each (see _COMPACT_CHARS)
+    Py_ssize_t length
+    bint compact  # `packed` and `length` say all there is to compare
+    bint stop  # the stem is "" (a stop word): the stem object need not be read
+
+# Words of at most 8 characters below U+0100 (most words of most pages) are compared in the slot
+# itself, their characters packed a byte each: a lookup reads no string object.
+cdef Py_ssize_t _COMPACT_CHARS = 8
 
 # Probes a lookup or an insertion may take: past them a word is treated as unknown (the caller's
 # dict decides), so words built to collide cost a bounded time and are never wrong.
@@ -169,46 +177,61 @@ cdef class StemTable:
         self.slots = fresh
         self.capacity = capacity
         self.used = 0
+        cdef _Slot* slot
         for i in range(old_capacity):
-            # moves the references; a pair that finds no free probe is dropped (a memo)
-            if old[i].token is not NULL and not self._place(old[i].hash, old[i].token,
-                                                            old[i].stem):
+            if old[i].token is NULL:
+                continue
+            slot = self._free_slot(old[i].hash)
+            if slot is NULL:  # no free probe: the pair is dropped (a memo)
                 Py_DECREF(<object>old[i].token)
                 Py_DECREF(<object>old[i].stem)
+            else:  # moves the references
+                slot[0] = old[i]
+                self.used += 1
         free(old)
         return 0
 
-    cdef bint _place(self, uint64_t hash, PyObject* token, PyObject* stem) noexcept:
-        """Put a pair whose token is not in the table; False when its probes are all taken."""
+    cdef _Slot* _free_slot(self, uint64_t hash) noexcept:
+        """The empty slot a new word of this hash goes to; NULL when its probes are all taken."""
         cdef Py_ssize_t mask = self.capacity - 1, index = <Py_ssize_t>(hash & mask), probe
         for probe in range(_MAX_PROBES):
             if self.slots[index].token is NULL:
-                self.slots[index].hash = hash
-                self.slots[index].token = token
-                self.slots[index].stem = stem
-                self.used += 1
-                return True
+                return &self.slots[index]
             index = (index + 1) & mask
-        return False
+        return NULL
 
     cdef int _put(self, str token, str stem) except -1:
         cdef int kind = PyUnicode_KIND(token)
         cdef void* data = PyUnicode_DATA(token)
         cdef Py_ssize_t length = PyUnicode_GET_LENGTH(token), i
-        cdef uint64_t h = 0
+        cdef uint64_t h = 0, packed = 0
+        cdef bint compact = length <= _COMPACT_CHARS
+        cdef Py_UCS4 ch
         cdef _Slot* slot
         for i in range(length):
-            h = _step(h, PyUnicode_READ(kind, data, i))
+            ch = PyUnicode_READ(kind, data, i)
+            h = _step(h, ch)
+            if compact:
+                if ch > 0xFF:
+                    compact = False
+                else:
+                    packed |= (<uint64_t>ch) << (8 * i)
+        if not compact:
+            packed = 0
         h = _finish(h ^ <uint64_t>length)
         if (self.used + 1) * 2 > self.capacity:
             self._grow()
-        slot = self._find(h, kind, data, 0, length)
+        slot = self._find(h, kind, data, 0, length, compact, packed)
         if slot is not NULL:  # known: the new stem replaces the old one
             Py_INCREF(stem)
             Py_DECREF(<object>slot.stem)
             slot.stem = <PyObject*>stem
+            slot.stop = PyUnicode_GET_LENGTH(stem) == 0
             return 0
-        while not self._place(h, <PyObject*>token, <PyObject*>stem):
+        while True:
+            slot = self._free_slot(h)
+            if slot is not NULL:
+                break
             # a run of taken slots past the probes: chance at this load, so a larger table
             # spreads it; at a sixteenth full it is words built to collide, and this one is left
             # to the caller's dict
@@ -217,11 +240,20 @@ cdef class StemTable:
             self._grow()
         Py_INCREF(token)
         Py_INCREF(stem)
+        slot.hash = h
+        slot.token = <PyObject*>token
+        slot.stem = <PyObject*>stem
+        slot.packed = packed
+        slot.length = length
+        slot.compact = compact
+        slot.stop = PyUnicode_GET_LENGTH(stem) == 0
+        self.used += 1
         return 0
 
     cdef _Slot* _find(self, uint64_t hash, int kind, void* data, Py_ssize_t start,
-                      Py_ssize_t length) noexcept:
-        """The slot of the word text[start:start + length], or NULL when it is not here."""
+                      Py_ssize_t length, bint compact, uint64_t packed) noexcept:
+        """The slot of the word text[start:start + length], or NULL when it is not here;
+        `compact` and `packed` as _Slot's, for that word."""
         cdef Py_ssize_t mask = self.capacity - 1, index, probe, i
         cdef _Slot* slot
         cdef int token_kind
@@ -234,18 +266,22 @@ cdef class StemTable:
             slot = &self.slots[index]
             if slot.token is NULL:
                 return NULL
-            if slot.hash == hash and PyUnicode_GET_LENGTH(<object>slot.token) == length:
-                token_kind = PyUnicode_KIND(<object>slot.token)
-                token_data = PyUnicode_DATA(<object>slot.token)
-                if token_kind == kind:
-                    same = memcmp(token_data, <char*>data + start * kind, length * kind) == 0
+            if slot.hash == hash and slot.length == length and slot.compact == compact:
+                if compact:
+                    same = slot.packed == packed
                 else:
-                    same = True
-                    for i in range(length):
-                        if (PyUnicode_READ(token_kind, token_data, i)
-                                != PyUnicode_READ(kind, data, start + i)):
-                            same = False
-                            break
+                    token_kind = PyUnicode_KIND(<object>slot.token)
+                    token_data = PyUnicode_DATA(<object>slot.token)
+                    if token_kind == kind:
+                        same = memcmp(token_data, <char*>data + start * kind,
+                                      length * kind) == 0
+                    else:
+                        same = True
+                        for i in range(length):
+                            if (PyUnicode_READ(token_kind, token_data, i)
+                                    != PyUnicode_READ(kind, data, start + i)):
+                                same = False
+                                break
                 if same:
                     return slot
             index = (index + 1) & mask
@@ -260,7 +296,8 @@ cdef class StemTable:
         cdef int kind = PyUnicode_KIND(text)
         cdef void* data = PyUnicode_DATA(text)
         cdef list kept = []  # made first: no object is made below, so no collection can run
-        cdef uint64_t h
+        cdef uint64_t h, packed
+        cdef bint wide, compact
         cdef Py_UCS4 ch
         cdef _Slot* slot
         while index < length and limit != 0 and max_words != 0:
@@ -269,22 +306,30 @@ cdef class StemTable:
                 index += 1
                 continue
             start = index
-            h = _step(0, ch)
-            index += 1
-            while index < length:
+            h = 0
+            packed = 0
+            wide = False
+            while True:
+                h = _step(h, ch)
+                if ch > 0xFF:
+                    wide = True
+                elif index - start < _COMPACT_CHARS:
+                    packed |= (<uint64_t>ch) << (8 * (index - start))
+                index += 1
+                if index >= length:
+                    break
                 ch = PyUnicode_READ(kind, data, index)
                 if not _is_word(ch):
                     break
-                h = _step(h, ch)
-                index += 1
             limit -= 1
             if max_chars >= 0 and index - start > max_chars:
                 continue
             max_words -= 1
+            compact = not wide and index - start <= _COMPACT_CHARS
             slot = self._find(_finish(h ^ <uint64_t>(index - start)), kind, data, start,
-                              index - start)
+                              index - start, compact, packed if compact else 0)
             if slot is NULL:
                 return None
-            if PyUnicode_GET_LENGTH(<object>slot.stem):
+            if not slot.stop:
                 PyList_Append(kept, <object>slot.stem)
         return kept or None
