@@ -2,11 +2,13 @@
 
 Usage: python benchmarks/profile_pipeline.py [--pages 1000] [--top 25] [--no-cprofile]
                                             [--methods simhash ...] [--html-parser lexbor]
+                                            [--backend memory]
 
 Pages: the first 500 page names of ../shared/data's PostgreSQL manual in both releases (15.18
 first, then 15.20, so half the lookups find a near-duplicate and verification runs). Each page
 goes through Deduplicator.process with NearDupConfig() defaults against a fresh SQLite index (the
-embedded default backend), as in the Scrapy pipeline.
+embedded default backend), as in the Scrapy pipeline; `--backend memory`: a MemoryIndex, as in
+benchmarks/peers.py.
 
 Pass 1 (stages): the stages' entry points are wrapped with timers that record exclusive time
 (a stage's time minus the wrapped stages it calls), so the stages add up to the total:
@@ -91,14 +93,18 @@ def pages_for(count: int) -> list[Page]:
     return [p for p in pages if p.group in keep]
 
 
-def deduplicator(tmp: Path, name: str, methods: list[str] | None, html_parser: str) -> Any:
+def deduplicator(tmp: Path, name: str, methods: list[str] | None, html_parser: str,
+                 backend: str) -> Any:
     from neardup_pipeline import Deduplicator, NearDupConfig, open_index
+    from neardup_pipeline.index import MemoryIndex
 
     chosen: dict[str, Any] = {"html_parser": html_parser}
     if methods:
         chosen["methods"] = tuple(methods)
     config = NearDupConfig(**chosen)
-    return Deduplicator(open_index(f"sqlite:{tmp / name}.sqlite", config), config), config
+    index = (MemoryIndex() if backend == "memory"
+             else open_index(f"sqlite:{tmp / name}.sqlite", config))
+    return Deduplicator(index, config), config
 
 
 def instrument(dedup: Any, clock: StageClock) -> None:
@@ -109,9 +115,10 @@ def instrument(dedup: Any, clock: StageClock) -> None:
     fp.text_of = clock.wrap("extract", fp.text_of)
     fp.normalizer.words = clock.wrap("normalize", fp.normalizer.words)
     normalize.detect_language = clock.wrap("  language detection", normalize.detect_language)
-    normalize._WordRules.apply = clock.wrap(  # type: ignore[method-assign]
-        "  stop words + stemming", normalize._WordRules.apply
-    )
+    for name in ("apply", "known_stems_of"):  # the dict's path and the compiled table's
+        if hasattr(normalize._WordRules, name):
+            setattr(normalize._WordRules, name,
+                    clock.wrap("  stop words + stemming", getattr(normalize._WordRules, name)))
     for name in ("word_hashes", "shingle_hashes"):
         if hasattr(fp.hasher, name):
             setattr(fp.hasher, name, clock.wrap("shingles/hash", getattr(fp.hasher, name)))
@@ -133,6 +140,8 @@ def main() -> int:
                         help="instead of the default methods (e.g. simhash: whole-page text)")
     parser.add_argument("--html-parser", choices=("lxml", "lexbor"), default="lxml",
                         help="NearDupConfig.html_parser")
+    parser.add_argument("--backend", choices=("sqlite", "memory"), default="sqlite",
+                        help="the index: SQLite (the embedded default) or a MemoryIndex")
     args = parser.parse_args()
 
     from neardup_pipeline import Document
@@ -142,12 +151,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         # warm-up: language model, stemmers, trafilatura imports
-        warm, _ = deduplicator(tmp, "warm", args.methods, args.html_parser)
+        warm, _ = deduplicator(tmp, "warm", args.methods, args.html_parser, args.backend)
         for doc in docs[:10]:
             warm.process(doc)
         warm.index.close()
 
-        dedup, config = deduplicator(tmp, "stages", args.methods, args.html_parser)
+        dedup, config = deduplicator(tmp, "stages", args.methods, args.html_parser,
+                                     args.backend)
         clock = StageClock()
         instrument(dedup, clock)
         process = clock.wrap("other", dedup.process)
@@ -159,13 +169,14 @@ def main() -> int:
         dedup.index.close()
 
         methods = getattr(config, "method_names", config.methods)
+        index_name = "SQLite" if args.backend == "sqlite" else "memory"
         what = f"methods={args.methods}" if args.methods else "defaults"
         what += f", html_parser={args.html_parser!r}"
         content = getattr(config, "text_content", config.content)
         size = sum(len(p.html) for p in pages) / len(pages) / 1024
         print(f"{len(pages)} PostgreSQL pages (mean {size:.1f} KB), NearDupConfig({what}): "
               f"methods {','.join(methods)}, content {content}, hash {config.hash}, language "
-              f"{config.language or 'detected'}, SQLite index; {duplicates} near-duplicates; "
+              f"{config.language or 'detected'}, {index_name} index; {duplicates} near-duplicates; "
               f"{total:.1f}s, {len(pages) / total:,.0f} docs/s, "
               f"{1e6 * total / len(pages):,.0f} us/doc\n")
         print("| stage | seconds | share | us/doc | calls |")
@@ -181,7 +192,7 @@ def main() -> int:
 
         if args.no_cprofile:
             return 0
-        dedup, _ = deduplicator(tmp, "cprofile", args.methods, args.html_parser)
+        dedup, _ = deduplicator(tmp, "cprofile", args.methods, args.html_parser, args.backend)
         profiler = cProfile.Profile()
         profiler.enable()
         for doc in docs:
