@@ -16,7 +16,9 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.long cimport PyLong_AsUnsignedLongLong
 from cpython.object cimport PyObject
-from libc.stdint cimport int64_t, uint64_t
+from cpython.ref cimport Py_DECREF, Py_INCREF
+from libc.stdint cimport int64_t, uint64_t, uintptr_t
+from libc.stdlib cimport calloc, free
 
 
 cdef extern from "Python.h":
@@ -214,3 +216,104 @@ def cached_hashes(list words not None, dict cache not None):
             return None
         result[i] = PyLong_AsUnsignedLongLong(<object>found)
     return out
+
+
+cdef struct _HashSlot:
+    PyObject* word  # NULL: an empty slot
+    uint64_t value
+
+# Probes a lookup or an insertion may take; a word past them is not memoised (the dict has it).
+cdef Py_ssize_t _MAX_HASH_PROBES = 64
+
+
+cdef class WordHashMemo:
+    """Word object -> its 64-bit hash, by identity, for at most `capacity` words.
+
+    A page's words are the stem cache's own str objects (normalize._WordRules), the same objects
+    page after page: found by address, a word's hash is one probe of a compact table, where the
+    dict (cached_hashes) reads each word's str object and its int value. The memo holds a
+    reference to every word it keeps (an address is never reused while it is here) and forgets
+    them all when full; a word it misses is read from the caller's dict.
+    """
+
+    cdef _HashSlot* slots
+    cdef Py_ssize_t mask, used, limit
+
+    def __cinit__(self, Py_ssize_t capacity=1 << 17):
+        cdef Py_ssize_t size = 1024
+        while size < 2 * capacity:
+            size *= 2
+        self.slots = <_HashSlot*>calloc(size, sizeof(_HashSlot))
+        if self.slots is NULL:
+            raise MemoryError()
+        self.mask = size - 1
+        self.used = 0
+        self.limit = capacity
+
+    def __dealloc__(self):
+        if self.slots is not NULL:
+            self._forget()
+            free(self.slots)
+
+    cdef void _forget(self) noexcept:
+        cdef Py_ssize_t i
+        for i in range(self.mask + 1):
+            if self.slots[i].word is not NULL:
+                Py_DECREF(<object>self.slots[i].word)
+                self.slots[i].word = NULL
+        self.used = 0
+
+    def __len__(self):
+        return self.used
+
+    def clear(self):
+        """Forget every word (the caller's dict was replaced)."""
+        self._forget()
+
+    cdef inline Py_ssize_t _home(self, PyObject* word) noexcept:
+        return <Py_ssize_t>(((<uintptr_t>word >> 4) * 0x9E3779B97F4A7C15ULL) >> 20) & self.mask
+
+    def add(self, list words not None, const uint64_t[::1] hashes not None):
+        """Memoise hashes[i] for words[i] (a word already here keeps its value)."""
+        cdef Py_ssize_t i, index, probe
+        cdef PyObject* word
+        if len(words) != hashes.shape[0]:
+            raise ValueError("one hash per word")
+        for i in range(hashes.shape[0]):
+            word = <PyObject*>words[i]
+            if self.used >= self.limit:
+                self._forget()
+            index = self._home(word)
+            for probe in range(_MAX_HASH_PROBES):
+                if self.slots[index].word is NULL:
+                    Py_INCREF(<object>word)
+                    self.slots[index].word = word
+                    self.slots[index].value = hashes[i]
+                    self.used += 1
+                    break
+                if self.slots[index].word == word:
+                    break
+                index = (index + 1) & self.mask
+
+    def lookup(self, list words not None):
+        """The memoised hash of every word as uint64, or None when one is not here."""
+        cdef Py_ssize_t i, index, probe, n = len(words)
+        cdef PyObject* word
+        cdef bint found
+        out = np.empty(n, dtype=np.uint64)
+        cdef uint64_t[::1] result = out
+        for i in range(n):
+            word = <PyObject*>words[i]
+            index = self._home(word)
+            found = False
+            for probe in range(_MAX_HASH_PROBES):
+                if self.slots[index].word == word:
+                    result[i] = self.slots[index].value
+                    found = True
+                    break
+                if self.slots[index].word is NULL:
+                    break
+                index = (index + 1) & self.mask
+            if not found:
+                return None
+        return out

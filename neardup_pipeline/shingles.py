@@ -37,6 +37,8 @@ class ShingleHasher:
         self.hash_name = hash_name
         self._rabin = RabinHasher()
         self._cache: dict[str, int] = {}
+        # The same hashes by word object (the stem cache's strs, page after page): compiled only.
+        self._by_object = _sketch.WordHashMemo() if _sketch is not None else None
         # The methods of one fingerprint hash the same word list: simhash and bag both want its
         # word hashes and 3-word shingles. Keyed by the list object, which the memo keeps alive.
         self._memo: tuple[Sequence[str], dict[int, U64Array]] = ((), {})
@@ -54,10 +56,15 @@ class ShingleHasher:
     def _word_hashes(self, words: Sequence[str]) -> U64Array:
         cache = self._cache  # dicts here only grow: a full one is replaced, never cleared
         # Every word known (most pages of a crawl): no set of the page's words (40 -> 26 us; in
-        # the C loop, 8 us).
-        if _sketch is not None and isinstance(words, list):
+        # the C loop, 8 us); by object, where the page's words are those of the pages before.
+        memo = self._by_object
+        if memo is not None and isinstance(words, list):
+            known = memo.lookup(words)
+            if known is not None:
+                return known
             known = _sketch.cached_hashes(words, cache)
             if known is not None:
+                memo.add(words, known)
                 return known
         else:
             try:
@@ -75,9 +82,14 @@ class ShingleHasher:
             if len(cache) > _WORD_CACHE_LIMIT:
                 new.update((w, cache[w]) for w in set(words).difference(missing))
                 self._cache = cache = new
+                if memo is not None:
+                    memo.clear()
             else:
                 cache.update(new)
-        return np.fromiter(map(cache.__getitem__, words), dtype=np.uint64, count=len(words))
+        hashes = np.fromiter(map(cache.__getitem__, words), dtype=np.uint64, count=len(words))
+        if memo is not None and isinstance(words, list):
+            memo.add(words, hashes)
+        return hashes
 
     def shingle_hashes(self, words: Sequence[str], size: int) -> U64Array:
         """Hashes of the overlapping `size`-word shingles (one shingle for a shorter text)."""

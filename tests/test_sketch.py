@@ -6,6 +6,7 @@ pages, so an index written with one is read with the other."""
 from __future__ import annotations
 
 import os
+import sys
 from datetime import timedelta
 
 import numpy as np
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from benchmarks.corpora import postgresql_pages
 from neardup_pipeline import NearDupConfig, minhash, rabin, rarewords, shingles, simhash
 from neardup_pipeline._sketch import (
+    WordHashMemo,
     cached_hashes,
     distinct_counts,
     fmix64,
@@ -159,6 +161,50 @@ def test_cached_hashes_reads_the_cache_or_says_none() -> None:
     assert cached_hashes(["b", "a", "b"], cache).tolist() == [2**64 - 1, 1, 2**64 - 1]
     assert cached_hashes(["a", "z"], cache) is None
     assert cached_hashes([], cache).size == 0
+
+
+def test_word_hash_memo_finds_words_by_object_and_forgets_when_full() -> None:
+    words = ["".join(["w", str(i)]) for i in range(300)]  # fresh objects
+    memo = WordHashMemo(256)
+    memo.add(words[:200], np.arange(200, dtype=np.uint64) * np.uint64(2**40))
+    assert memo.lookup(words[:200]).tolist() == [i * 2**40 for i in range(200)]
+    assert memo.lookup([*words[:3], words[250]]) is None  # a word never added
+    twin = "".join(["w", "1"])  # equal to words[1], another object: the caller's dict decides
+    assert twin == words[1] and memo.lookup([twin]) is None
+    memo.add(words[:2], np.array([7, 7], dtype=np.uint64))  # a kept word keeps its value
+    assert memo.lookup(words[:2]).tolist() == [0, 2**40]
+    memo.add(words[200:], np.ones(100, dtype=np.uint64))  # past 256 words: all forgotten first
+    assert len(memo) < 256 and memo.lookup(words[:200]) is None
+    assert memo.lookup(words[-10:]).tolist() == [1] * 10
+    with pytest.raises(ValueError, match="one hash per word"):
+        memo.add(words[:2], np.ones(3, dtype=np.uint64))
+    assert memo.lookup([]).size == 0
+
+
+def test_word_hash_memo_holds_and_releases_its_words() -> None:
+    word = "".join(["memo", "word"])
+    before = sys.getrefcount(word)
+    memo = WordHashMemo()
+    memo.add([word, word], np.array([5, 6], dtype=np.uint64))
+    assert sys.getrefcount(word) == before + 1 and memo.lookup([word]).tolist() == [5]
+    memo.clear()
+    assert sys.getrefcount(word) == before and memo.lookup([word]) is None
+    memo.add([word], np.array([9], dtype=np.uint64))
+    del memo
+    assert sys.getrefcount(word) == before
+
+
+def test_shingle_hasher_reads_the_memo_and_the_dict_alike() -> None:
+    """A page's words by object (the memo), then equal words as other objects (the dict), then
+    new words: the same hashes as the Rabin fingerprint of each word."""
+    hasher = ShingleHasher("rabin")
+    page = ["".join(["stem", str(i % 50)]) for i in range(400)]
+    expected = [hasher._rabin.fingerprint(w.encode()) for w in page]
+    assert hasher.word_hashes(page).tolist() == expected  # learnt
+    assert hasher.word_hashes(list(page)).tolist() == expected  # memo
+    copies = ["".join(["stem", str(i % 50)]) for i in range(400)]
+    assert hasher.word_hashes(copies).tolist() == expected  # dict, then memo
+    assert hasher._by_object is not None and hasher._by_object.lookup(copies) is not None
 
 
 def test_min_hashes_of_nothing_are_all_ones() -> None:
