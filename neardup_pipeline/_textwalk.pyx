@@ -20,7 +20,7 @@ the walk reads for every chrome level. Two parsers fill it:
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from cython.operator cimport dereference as deref
 from libc.stdint cimport uintptr_t
-from libc.string cimport strcmp, strlen
+from libc.string cimport memchr, strcmp, strlen
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -33,6 +33,10 @@ from lxml.includes.tree cimport (
 
 cdef extern from "Python.h":
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch)
+
+cdef extern from "<string.h>" nogil:
+    void* memmem(const void* haystack, size_t haystack_length, const void* needle,
+                 size_t needle_length)
 
 cdef extern from "<dlfcn.h>" nogil:
     void* dlopen(const char* filename, int flags)
@@ -750,3 +754,47 @@ def lexbor_walk(const unsigned char[::1] data not None, bint roles, Py_ssize_t r
     finally:
         _lexbor.document_destroy(document)
     return tree, title
+
+
+def markup_facts(const unsigned char[::1] data not None, Py_ssize_t max_tags,
+                 Py_ssize_t long_tag_chars):
+    """What extract.html_to_text asks of a page's UTF-8 before choosing a reader, in one pass:
+    (whether b"role" occurs, whether it holds more than `max_tags` "<", whether a tag runs long:
+    "<", an ASCII letter, then `long_tag_chars` or more characters that are neither "<" nor ">",
+    as extract._LONG_TAG matches in the decoded text; characters are the bytes that do not
+    continue one). A page too short to pass a cap is not scanned for it."""
+    cdef const unsigned char* start
+    cdef const unsigned char* end
+    cdef const unsigned char* at
+    cdef const unsigned char* tag
+    cdef Py_ssize_t n = data.shape[0], tags = 0, chars
+    cdef bint role = False, long_tag = False
+    cdef bint count = n > max_tags  # a "<" is a byte: fewer bytes, fewer tags
+    cdef bint measure = n > long_tag_chars  # and no tag runs longer than the page
+    cdef unsigned char c
+    if n == 0:
+        return False, False, False
+    start = &data[0]
+    end = start + n
+    with nogil:
+        role = memmem(start, <size_t>n, b"role", 4) != NULL
+        at = <const unsigned char*>memchr(start, 0x3C, <size_t>n) if count or measure else NULL
+        while at != NULL:
+            tags += 1
+            tag = at + 1
+            if measure and tag < end and (0x41 <= tag[0] <= 0x5A or 0x61 <= tag[0] <= 0x7A):
+                chars = 0
+                tag += 1
+                while tag < end:
+                    c = tag[0]
+                    if c == 0x3C or c == 0x3E:
+                        break
+                    if (c & 0xC0) != 0x80:
+                        chars += 1
+                    tag += 1
+                long_tag = chars >= long_tag_chars
+                measure = not long_tag
+            if not count and not measure:
+                break
+            at = <const unsigned char*>memchr(at + 1, 0x3C, <size_t>(end - at - 1))
+    return role, tags > max_tags, long_tag

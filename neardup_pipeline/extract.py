@@ -177,14 +177,17 @@ def html_to_text(
         _CONTROL_TO_SPACE)
     if not data or data.isspace():  # (bytes.strip()'s whitespace, without the copy)
         return ExtractedText("", "", used_encoding, "lxml", truncated)
-    # Neither cap can be passed by a page shorter than it: most pages skip both scans.
-    if (len(html) > max_tags and html.count("<") > max_tags) or (
-        len(html) > MAX_TAG_CHARS and _LONG_TAG.search(html)
-    ):
+    if _textwalk is not None:  # the three questions in one pass over the bytes
+        has_role, many_tags, long_tag = _textwalk.markup_facts(data, max_tags, MAX_TAG_CHARS)
+        too_big = many_tags or long_tag
+    else:  # neither cap can be passed by a page shorter than it: most pages skip both scans
+        has_role = b"role" in data
+        too_big = bool((len(html) > max_tags and html.count("<") > max_tags) or (
+            len(html) > MAX_TAG_CHARS and _LONG_TAG.search(html)))
+    if too_big:
         title, text = _scan_text(_CONTROL.sub(" ", html))
         return ExtractedText(text, title, used_encoding, "scan", truncated)
-    # (a regex for the attribute costs a scan as long; bytes are searched faster than a wide str)
-    roles = chromeless and b"role" in data
+    roles = chromeless and has_role  # (a regex for the attribute costs a scan as long)
     levels = _CHROMELESS_LEVELS if chromeless else (Chrome.KEEP,)
     read_by: str = parser
     try:

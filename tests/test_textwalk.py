@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline import extract
+from neardup_pipeline.config import HTML_PARSERS
 from neardup_pipeline.extract import Chrome, html_to_text
 
 textwalk = extract._textwalk
@@ -168,3 +169,32 @@ def test_a_read_limit_stops_both_walks_at_the_same_block() -> None:
         expected = extract._python_walk(root, Chrome.LINKS, False, limit)
         root, _ = extract._lxml_tree(data)
         assert textwalk.chrome_walk(root, False, limit).text(Chrome.LINKS) == expected
+
+
+_MARKUP = st.lists(st.sampled_from(["<", ">", "a", "Z", "1", " ", "role", "rol", "é", "東", "😀",
+                                    "\u2028", "<p", "</b>", "\x00"]), max_size=60).map("".join)
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(_MARKUP, st.integers(0, 12), st.integers(0, 12))
+def test_markup_facts_answer_what_the_text_scans_answer(
+    text: str, max_tags: int, long_tag_chars: int,
+) -> None:
+    """One pass over the UTF-8 tells what html_to_text asked of the decoded text: the role
+    attribute's name, the count of "<", and a tag longer than the cap (extract._LONG_TAG)."""
+    import re
+
+    from neardup_pipeline import _textwalk
+
+    data = text.encode("utf-8")
+    long_tag = re.compile(r"<[A-Za-z][^<>]{" + str(long_tag_chars) + ",}")
+    assert _textwalk.markup_facts(data, max_tags, long_tag_chars) == (
+        "role" in text, text.count("<") > max_tags, bool(long_tag.search(text)))
+
+
+def test_a_tag_past_the_cap_is_still_read_by_the_scan() -> None:
+    page = "<p>before</p><a " + "x" * extract.MAX_TAG_CHARS + ">" + "<p>after &amp; more</p>"
+    for parser in HTML_PARSERS:
+        extracted = html_to_text(page.encode(), parser=parser)
+        assert extracted.parser == "scan" and "before" in extracted.text
+    assert html_to_text("<p role='main'>x</p>" * 3, max_tags=2).parser == "scan"
