@@ -16,7 +16,7 @@ from cpython.list cimport PyList_Append
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.unicode cimport PyUnicode_Substring
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcmp
 
@@ -87,14 +87,16 @@ def arabic_script(str text not None):
     return False
 
 
-cdef struct _Slot:
-    uint64_t hash
+cdef struct _Slot:  # 32 bytes
     PyObject* token  # NULL: an empty slot
     PyObject* stem
     uint64_t packed  # a compact word's characters, a byte each (see _COMPACT_CHARS)
-    Py_ssize_t length
-    bint compact  # `packed` and `length` say all there is to compare
-    bint stop  # the stem is "" (a stop word): the stem object need not be read
+    uint32_t hash  # the word hash's low bits (a table has fewer than 2^32 slots)
+    uint16_t length  # a longer word is never kept (the dict has it)
+    uint8_t compact  # `packed` and `length` say all there is to compare
+    uint8_t stop  # the stem is "" (a stop word): the stem object need not be read
+
+cdef Py_ssize_t _MAX_LENGTH = 0xFFFF
 
 # Words of at most 8 characters below U+0100 (most words of most pages) are compared in the slot
 # itself, their characters packed a byte each: a lookup reads no string object.
@@ -208,6 +210,8 @@ cdef class StemTable:
         cdef bint compact = length <= _COMPACT_CHARS
         cdef Py_UCS4 ch
         cdef _Slot* slot
+        if length > _MAX_LENGTH:
+            return 0
         for i in range(length):
             ch = PyUnicode_READ(kind, data, i)
             h = _step(h, ch)
@@ -240,11 +244,11 @@ cdef class StemTable:
             self._grow()
         Py_INCREF(token)
         Py_INCREF(stem)
-        slot.hash = h
+        slot.hash = <uint32_t>h
         slot.token = <PyObject*>token
         slot.stem = <PyObject*>stem
         slot.packed = packed
-        slot.length = length
+        slot.length = <uint16_t>length
         slot.compact = compact
         slot.stop = PyUnicode_GET_LENGTH(stem) == 0
         self.used += 1
@@ -266,7 +270,8 @@ cdef class StemTable:
             slot = &self.slots[index]
             if slot.token is NULL:
                 return NULL
-            if slot.hash == hash and slot.length == length and slot.compact == compact:
+            if (slot.hash == <uint32_t>hash and slot.length == length
+                    and slot.compact == compact):
                 if compact:
                     same = slot.packed == packed
                 else:

@@ -140,6 +140,9 @@ def test_stem_table_grows_replaces_and_clears() -> None:
     stems.update({"the": "the"})  # a known word's stem is replaced, not added
     assert len(stems) == len(words) and stems.stems("the w1x") == ["the", "s1"]
     assert stems.stems("the unknown") is None and stems.stems("") is None
+    endless = "x" * 70_000  # past a slot's length field: left to the dict, never wrong
+    stems.update({endless: "x"})
+    assert len(stems) == len(words) and stems.stems(f"{endless} w1x") is None
     stems.clear()
     assert len(stems) == 0 and stems.stems("the") is None
     with pytest.raises(TypeError, match="str tokens to str stems"):
