@@ -36,6 +36,54 @@ cdef inline bint _is_word(Py_UCS4 ch) noexcept:
     return _ASCII_WORD[ch] if ch < 128 else Py_UNICODE_ISALNUM(ch)
 
 
+# Words of at most 8 characters below U+0100 (most words of most pages) are compared in the slot
+# itself, their characters packed a byte each: a lookup reads no string object.
+cdef Py_ssize_t _COMPACT_CHARS = 8
+# The hash's multiplier, odd and drawn per process: which words collide is not known in advance.
+cdef uint64_t _SEED = int.from_bytes(os.urandom(8), "little") | 1
+
+
+cdef struct _Key:  # a word's StemTable key, built a character at a time
+    uint64_t hash
+    uint64_t packed
+    bint fits  # so far at most _COMPACT_CHARS characters, all below U+0100
+
+
+cdef inline void _key_add(_Key* key, Py_UCS4 ch, Py_ssize_t position) noexcept:
+    key.hash = (key.hash ^ <uint64_t>ch) * _SEED
+    if ch > 0xFF or position >= _COMPACT_CHARS:
+        key.fits = False
+    elif key.fits:
+        key.packed |= (<uint64_t>ch) << (8 * position)
+
+
+cdef inline uint64_t _key_finish(_Key* key, Py_ssize_t length) noexcept:
+    """The table's hash of the word; key.packed is left 0 for a word that is not compact."""
+    cdef uint64_t h = key.hash ^ <uint64_t>length
+    if not key.fits:
+        key.packed = 0
+    h ^= h >> 33
+    h *= 0xFF51AFD7ED558CCDULL
+    return h ^ (h >> 33)
+
+
+cdef inline Py_ssize_t _word_end(int kind, void* data, Py_ssize_t index, Py_ssize_t length,
+                                 _Key* key) noexcept:
+    """The end of the run of word characters that starts at `index` (a word character); with
+    `key` (else NULL), that run's characters added to it."""
+    cdef Py_ssize_t start = index
+    cdef Py_UCS4 ch = PyUnicode_READ(kind, data, index)
+    while True:
+        if key is not NULL:
+            _key_add(key, ch, index - start)
+        index += 1
+        if index >= length:
+            return index
+        ch = PyUnicode_READ(kind, data, index)
+        if not _is_word(ch):
+            return index
+
+
 def word_tokens(str text not None, Py_ssize_t limit=-1, Py_ssize_t max_chars=-1):
     """The runs of word characters (\w: letters, digits of any script, "_"), in order; at most
     `limit` of them (-1: all), of which those longer than `max_chars` (-1: none) are left out."""
@@ -48,9 +96,7 @@ def word_tokens(str text not None, Py_ssize_t limit=-1, Py_ssize_t max_chars=-1)
             index += 1
             continue
         start = index
-        index += 1
-        while index < length and _is_word(PyUnicode_READ(kind, data, index)):
-            index += 1
+        index = _word_end(kind, data, index, length, NULL)
         if max_chars < 0 or index - start <= max_chars:
             tokens.append(PyUnicode_Substring(text, start, index))
         limit -= 1
@@ -98,25 +144,9 @@ cdef struct _Slot:  # 32 bytes
 
 cdef Py_ssize_t _MAX_LENGTH = 0xFFFF
 
-# Words of at most 8 characters below U+0100 (most words of most pages) are compared in the slot
-# itself, their characters packed a byte each: a lookup reads no string object.
-cdef Py_ssize_t _COMPACT_CHARS = 8
-
 # Probes a lookup or an insertion may take: past them a word is treated as unknown (the caller's
 # dict decides), so words built to collide cost a bounded time and are never wrong.
 cdef Py_ssize_t _MAX_PROBES = 64
-# The hash's multiplier, odd and drawn per process: which words collide is not known in advance.
-cdef uint64_t _SEED = int.from_bytes(os.urandom(8), "little") | 1
-
-
-cdef inline uint64_t _step(uint64_t h, Py_UCS4 ch) noexcept:
-    return (h ^ <uint64_t>ch) * _SEED
-
-
-cdef inline uint64_t _finish(uint64_t h) noexcept:
-    h ^= h >> 33
-    h *= 0xFF51AFD7ED558CCDULL
-    return h ^ (h >> 33)
 
 
 cdef class StemTable:
@@ -205,27 +235,19 @@ cdef class StemTable:
     cdef int _put(self, str token, str stem) except -1:
         cdef int kind = PyUnicode_KIND(token)
         cdef void* data = PyUnicode_DATA(token)
-        cdef Py_ssize_t length = PyUnicode_GET_LENGTH(token), i
-        cdef uint64_t h = 0, packed = 0
-        cdef bint compact = length <= _COMPACT_CHARS
-        cdef Py_UCS4 ch
+        cdef Py_ssize_t length = PyUnicode_GET_LENGTH(token)
+        cdef _Key key = _Key(0, 0, True)
+        cdef Py_ssize_t i
+        cdef uint64_t h
         cdef _Slot* slot
         if length > _MAX_LENGTH:
             return 0
         for i in range(length):
-            ch = PyUnicode_READ(kind, data, i)
-            h = _step(h, ch)
-            if compact:
-                if ch > 0xFF:
-                    compact = False
-                else:
-                    packed |= (<uint64_t>ch) << (8 * i)
-        if not compact:
-            packed = 0
-        h = _finish(h ^ <uint64_t>length)
+            _key_add(&key, PyUnicode_READ(kind, data, i), i)
+        h = _key_finish(&key, length)
         if (self.used + 1) * 2 > self.capacity:
             self._grow()
-        slot = self._find(h, kind, data, 0, length, compact, packed)
+        slot = self._find(h, kind, data, 0, length, key.fits, key.packed)
         if slot is not NULL:  # known: the new stem replaces the old one
             Py_INCREF(stem)
             Py_DECREF(<object>slot.stem)
@@ -247,9 +269,9 @@ cdef class StemTable:
         slot.hash = <uint32_t>h
         slot.token = <PyObject*>token
         slot.stem = <PyObject*>stem
-        slot.packed = packed
+        slot.packed = key.packed
         slot.length = <uint16_t>length
-        slot.compact = compact
+        slot.compact = key.fits
         slot.stop = PyUnicode_GET_LENGTH(stem) == 0
         self.used += 1
         return 0
@@ -301,38 +323,22 @@ cdef class StemTable:
         cdef int kind = PyUnicode_KIND(text)
         cdef void* data = PyUnicode_DATA(text)
         cdef list kept = []  # made first: no object is made below, so no collection can run
-        cdef uint64_t h, packed
-        cdef bint wide, compact
-        cdef Py_UCS4 ch
+        cdef _Key key
+        cdef uint64_t h
         cdef _Slot* slot
         while index < length and limit != 0 and max_words != 0:
-            ch = PyUnicode_READ(kind, data, index)
-            if not _is_word(ch):
+            if not _is_word(PyUnicode_READ(kind, data, index)):
                 index += 1
                 continue
             start = index
-            h = 0
-            packed = 0
-            wide = False
-            while True:
-                h = _step(h, ch)
-                if ch > 0xFF:
-                    wide = True
-                elif index - start < _COMPACT_CHARS:
-                    packed |= (<uint64_t>ch) << (8 * (index - start))
-                index += 1
-                if index >= length:
-                    break
-                ch = PyUnicode_READ(kind, data, index)
-                if not _is_word(ch):
-                    break
+            key = _Key(0, 0, True)
+            index = _word_end(kind, data, index, length, &key)
             limit -= 1
             if max_chars >= 0 and index - start > max_chars:
                 continue
             max_words -= 1
-            compact = not wide and index - start <= _COMPACT_CHARS
-            slot = self._find(_finish(h ^ <uint64_t>(index - start)), kind, data, start,
-                              index - start, compact, packed if compact else 0)
+            h = _key_finish(&key, index - start)
+            slot = self._find(h, kind, data, start, index - start, key.fits, key.packed)
             if slot is NULL:
                 return None
             if not slot.stop:
