@@ -10,6 +10,7 @@ minimums in vector lanes (_minhash_lanes.h). The results are bit for bit those o
 code, which stays as the fallback (shingles.py, minhash.py).
 """
 
+cimport cython
 import numpy as np
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -226,6 +227,7 @@ cdef struct _HashSlot:
 cdef Py_ssize_t _MAX_HASH_PROBES = 64
 
 
+@cython.final
 cdef class WordHashMemo:
     """Word object -> its 64-bit hash, by identity, for at most `capacity` words.
 
@@ -270,50 +272,44 @@ cdef class WordHashMemo:
         """Forget every word (the caller's dict was replaced)."""
         self._forget()
 
-    cdef inline Py_ssize_t _home(self, PyObject* word) noexcept:
-        return <Py_ssize_t>(((<uintptr_t>word >> 4) * 0x9E3779B97F4A7C15ULL) >> 20) & self.mask
+    cdef inline _HashSlot* _slot_of(self, PyObject* word) noexcept:
+        """The word's slot, else the empty one it would take; NULL past the probes."""
+        cdef Py_ssize_t index = <Py_ssize_t>(
+            ((<uintptr_t>word >> 4) * 0x9E3779B97F4A7C15ULL) >> 20) & self.mask
+        cdef Py_ssize_t probe
+        for probe in range(_MAX_HASH_PROBES):
+            if self.slots[index].word == word or self.slots[index].word is NULL:
+                return &self.slots[index]
+            index = (index + 1) & self.mask
+        return NULL
 
     def add(self, list words not None, const uint64_t[::1] hashes not None):
         """Memoise hashes[i] for words[i] (a word already here keeps its value)."""
-        cdef Py_ssize_t i, index, probe
+        cdef Py_ssize_t i
         cdef PyObject* word
+        cdef _HashSlot* slot
         if len(words) != hashes.shape[0]:
             raise ValueError("one hash per word")
         for i in range(hashes.shape[0]):
             word = <PyObject*>words[i]
             if self.used >= self.limit:
                 self._forget()
-            index = self._home(word)
-            for probe in range(_MAX_HASH_PROBES):
-                if self.slots[index].word is NULL:
-                    Py_INCREF(<object>word)
-                    self.slots[index].word = word
-                    self.slots[index].value = hashes[i]
-                    self.used += 1
-                    break
-                if self.slots[index].word == word:
-                    break
-                index = (index + 1) & self.mask
+            slot = self._slot_of(word)
+            if slot is not NULL and slot.word is NULL:
+                Py_INCREF(<object>word)
+                slot.word = word
+                slot.value = hashes[i]
+                self.used += 1
 
     def lookup(self, list words not None):
         """The memoised hash of every word as uint64, or None when one is not here."""
-        cdef Py_ssize_t i, index, probe, n = len(words)
-        cdef PyObject* word
-        cdef bint found
+        cdef Py_ssize_t i, n = len(words)
+        cdef _HashSlot* slot
         out = np.empty(n, dtype=np.uint64)
         cdef uint64_t[::1] result = out
         for i in range(n):
-            word = <PyObject*>words[i]
-            index = self._home(word)
-            found = False
-            for probe in range(_MAX_HASH_PROBES):
-                if self.slots[index].word == word:
-                    result[i] = self.slots[index].value
-                    found = True
-                    break
-                if self.slots[index].word is NULL:
-                    break
-                index = (index + 1) & self.mask
-            if not found:
+            slot = self._slot_of(<PyObject*>words[i])
+            if slot is NULL or slot.word is NULL:
                 return None
+            result[i] = slot.value
         return out
