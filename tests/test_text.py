@@ -75,7 +75,18 @@ _BYTES_CASES = [
 ]
 
 
-@pytest.mark.parametrize("parser", ["lxml", "lexbor"])
+def _read_alike_from_bytes_and_text(html: bytes, parser: HtmlParser, chromeless: bool) -> str:
+    """The page's text read from its bytes, asserted equal (text and title) to that of its
+    decoded str, which is encoded again before the parse."""
+    from neardup_pipeline.extract import decode_html
+
+    from_bytes = html_to_text(html, chromeless=chromeless, parser=parser)
+    from_text = html_to_text(decode_html(html)[0], chromeless=chromeless, parser=parser)
+    assert (from_bytes.text, from_bytes.title) == (from_text.text, from_text.title)
+    return from_bytes.text
+
+
+@pytest.mark.parametrize("parser", HTML_PARSERS)
 @pytest.mark.parametrize("case", [
     *(text.encode("utf-8") for text in _BYTES_CASES),
     b"\xef\xbb\xbf<p>after a byte order mark</p>",
@@ -87,29 +98,21 @@ def test_utf8_bytes_read_in_place_give_what_their_decoded_text_gives(
 ) -> None:
     """UTF-8 input is parsed from its own bytes, not from its decoded text encoded again: the
     same text and title either way, with the declaration, BOM and bad bytes handled as before."""
-    from neardup_pipeline.extract import decode_html, lexbor_available
+    from neardup_pipeline.extract import lexbor_available
 
     if parser == "lexbor" and not lexbor_available():
         pytest.skip("lexbor is not installed")
-    decoded, _ = decode_html(case)
     for chromeless in (False, True):
-        from_bytes = html_to_text(case, chromeless=chromeless, parser=parser)
-        from_text = html_to_text(decoded, chromeless=chromeless, parser=parser)
-        assert (from_bytes.text, from_bytes.title) == (from_text.text, from_text.title)
-        assert from_bytes.text
+        assert _read_alike_from_bytes_and_text(case, parser, chromeless)
 
 
 @pytest.mark.shared_data
 def test_real_pages_read_in_place_give_what_their_decoded_text_gives() -> None:
     from benchmarks.corpora import installation_guide_pages, postgresql_pages
-    from neardup_pipeline.extract import decode_html
 
     for page in [*postgresql_pages()[::40], *installation_guide_pages()[::60]]:
-        decoded, _ = decode_html(page.html)
         for parser in HTML_PARSERS:
-            from_bytes = html_to_text(page.html, chromeless=True, parser=parser)
-            from_text = html_to_text(decoded, chromeless=True, parser=parser)
-            assert (from_bytes.text, from_bytes.title) == (from_text.text, from_text.title)
+            _read_alike_from_bytes_and_text(page.html, parser, chromeless=True)
 
 
 def test_nul_bytes_and_invalid_utf8_do_not_break_parsing() -> None:
