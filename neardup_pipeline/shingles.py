@@ -1,6 +1,7 @@
 """Word shingles (overlapping n-grams), each hashed to 64 bits without a Python loop per shingle.
 
-Every distinct word is hashed once (and cached across documents); a shingle's hash is the Rabin
+Every distinct word is hashed once (and cached across documents and hashers of one process); a
+shingle's hash is the Rabin
 fingerprint of the concatenated 64-bit fingerprints of its words, which numpy computes for all
 shingles of a document at once. With `xxh64`, words are hashed by xxh64 and combined by xxh64's
 own round function, also vectorised.
@@ -9,6 +10,7 @@ own round function, also vectorised.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Literal
 
 import numpy as np
@@ -30,15 +32,32 @@ def shingle_count(words: int, size: int) -> int:
     return max(words - size + 1, 1) if words else 0
 
 
+class _WordHashStore:
+    """One hash family's word hashes, shared by every hasher of the process.
+
+    A word's hash is a pure function of the word and the family, like a stem of the word and its
+    language (whose cache is the process's too): a second Deduplicator, or the next corpus of a
+    batch, starts with the words the first one hashed instead of hashing them again.
+    """
+
+    def __init__(self) -> None:
+        self.table: dict[str, int] = {}  # only grows: a full one is replaced, never cleared
+        # The same hashes by word object (the stem cache's strs, page after page): compiled only.
+        self.by_object = _sketch.WordHashMemo() if _sketch is not None else None
+
+
+@cache
+def _word_hash_store(hash_name: str) -> _WordHashStore:
+    return _WordHashStore()
+
+
 class ShingleHasher:
     """Hashes the word shingles of a document with a fixed 64-bit hash family."""
 
     def __init__(self, hash_name: Literal["rabin", "xxh64"] = "rabin") -> None:
         self.hash_name = hash_name
         self._rabin = RabinHasher()
-        self._cache: dict[str, int] = {}
-        # The same hashes by word object (the stem cache's strs, page after page): compiled only.
-        self._by_object = _sketch.WordHashMemo() if _sketch is not None else None
+        self._store = _word_hash_store(hash_name)
         # The methods of one fingerprint hash the same word list: simhash and bag both want its
         # word hashes and 3-word shingles. Keyed by the list object, which the memo keeps alive.
         self._memo: tuple[Sequence[str], dict[int, U64Array]] = ((), {})
@@ -54,10 +73,11 @@ class ShingleHasher:
         return self._memoized(words, 1)
 
     def _word_hashes(self, words: Sequence[str]) -> U64Array:
-        cache = self._cache  # dicts here only grow: a full one is replaced, never cleared
+        store = self._store
+        cache = store.table
         # Every word known (most pages of a crawl): no set of the page's words (40 -> 26 us; in
         # the C loop, 8 us); by object, where the page's words are those of the pages before.
-        memo = self._by_object
+        memo = store.by_object
         if memo is not None and isinstance(words, list):
             known = memo.lookup(words)
             if known is not None:
@@ -81,7 +101,7 @@ class ShingleHasher:
                 new = {w: xxhash.xxh64_intdigest(w.encode("utf-8")) for w in missing}
             if len(cache) > _WORD_CACHE_LIMIT:
                 new.update((w, cache[w]) for w in set(words).difference(missing))
-                self._cache = cache = new
+                store.table = cache = new
                 if memo is not None:
                     memo.clear()
             else:

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -204,7 +205,25 @@ def test_shingle_hasher_reads_the_memo_and_the_dict_alike() -> None:
     assert hasher.word_hashes(list(page)).tolist() == expected  # memo
     copies = ["".join(["stem", str(i % 50)]) for i in range(400)]
     assert hasher.word_hashes(copies).tolist() == expected  # dict, then memo
-    assert hasher._by_object is not None and hasher._by_object.lookup(copies) is not None
+    memo = hasher._store.by_object
+    assert memo is not None and memo.lookup(copies) is not None
+
+
+def test_word_hashes_are_shared_by_the_hashers_of_one_family() -> None:
+    """A second hasher (the next Deduplicator of the process) finds the first one's words; the
+    two families never read each other's hashes."""
+    page = ["".join(["shared", str(i)]) for i in range(64)]  # fresh objects, new words
+    first, second = ShingleHasher("rabin"), ShingleHasher("rabin")
+    hashes = first.word_hashes(page).tolist()
+    assert second._store is first._store and set(page) <= second._store.table.keys()
+    memo = second._store.by_object
+    assert memo is None or memo.lookup(page) is not None  # by object, no dict lookup
+    assert second.word_hashes(list(page)).tolist() == hashes
+    assert hashes == [first._rabin.fingerprint(w.encode()) for w in page]
+    xxh = ShingleHasher("xxh64")
+    assert xxh._store is not first._store
+    assert xxh.word_hashes(page).tolist() == [xxhash.xxh64_intdigest(w.encode()) for w in page]
+    assert first.word_hashes(page).tolist() == hashes
 
 
 def test_min_hashes_of_nothing_are_all_ones() -> None:
@@ -227,4 +246,4 @@ def test_same_signatures_on_real_pages() -> None:
                                   numpy_min_hashes(compiled, A, B))
             assert simhash.simhash(compiled) == simhash.numpy_simhash(compiled)
         assert np.array_equal(hasher.word_hashes(words), np.fromiter(
-            map(hasher._cache.__getitem__, words), dtype=np.uint64, count=len(words)))
+            map(hasher._store.table.__getitem__, words), dtype=np.uint64, count=len(words)))
