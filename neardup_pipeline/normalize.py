@@ -18,16 +18,18 @@ import pycld2
 import snowballstemmer
 from stop_words import StopWordError, get_stop_words
 
-try:  # re.findall(r"\w+"), the stem cache and the Arabic-script test in C loops (setup.py);
-    # without a compiler, Python
+try:  # re.findall(r"\w+"), the stem cache, casefold and the Arabic-script test in C loops
+    # (setup.py); without a compiler, Python
     from ._words import StemTable as _StemTable
     from ._words import arabic_script as _arabic_script
+    from ._words import casefold as _casefold
     from ._words import known_stems as _known_stems
     from ._words import word_tokens as _word_tokens
 except ImportError:  # pragma: no cover - a build without the extension
     _word_tokens = None  # type: ignore[assignment]
     _known_stems = None  # type: ignore[assignment]
     _arabic_script = None  # type: ignore[assignment]
+    _casefold = None  # type: ignore[assignment]
     _StemTable = None  # type: ignore[assignment,misc]
 
 # ISO 639-1 -> Snowball algorithm name, for every language Snowball stems.
@@ -82,7 +84,8 @@ _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u200c\u200d]")
 
 def canonical_text(text: str) -> str:
     """NFKC + casefold + Persian/Arabic letter folding: the form every rule below reads."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text)
+    text = _casefold(text) if _casefold is not None else text.casefold()  # the same str
     # translate() with a dict is slow on long texts: fold only texts in Arabic script. isascii()
     # rules most texts out for free; on the rest the C scan is 8x faster than the regex's.
     if not text.isascii() and (

@@ -1,6 +1,6 @@
 """The compiled tokenizer (`_words.word_tokens`) returns exactly re.findall(r"\\w+"), on any text,
-and the stem table (`_words.StemTable`) reads a text to exactly the stems the dict gives its
-tokens.
+the stem table (`_words.StemTable`) reads a text to exactly the stems the dict gives its
+tokens, and `_words.casefold` is str.casefold.
 
 Normalizer.words reads its tokens from them; the regex and the dict stay as the fallback of a
 build without a compiler. Compared on arbitrary Unicode (hypothesis), on every script's letters
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline import normalize
-from neardup_pipeline._words import StemTable, arabic_script, known_stems, word_tokens
+from neardup_pipeline._words import StemTable, arabic_script, casefold, known_stems, word_tokens
 from neardup_pipeline.extract import html_to_text
 
 WORD = re.compile(r"\w+")
@@ -30,6 +30,29 @@ EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
 
 def test_normalizer_reads_its_tokens_from_the_compiled_tokenizer() -> None:
     assert normalize._word_tokens is word_tokens
+
+
+def test_casefold_is_str_casefold_on_every_code_point() -> None:
+    """Each character alone and in texts of each width (1, 2, 4 bytes a character), with the
+    folds that grow a text ("ß" -> "ss", U+0390 -> 3 characters) and widen it ("\u00b5" -> "μ")."""
+    assert normalize._casefold is casefold
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    for start in range(0, len(every), 4096):
+        chunk = every[start : start + 4096]
+        assert casefold(chunk) == chunk.casefold(), hex(start)
+    for code in range(0x20000):  # one character at a time: no fold may hide in a neighbour's
+        char = chr(code)
+        assert casefold("\u00e9" + char) == ("\u00e9" + char).casefold()
+    for text in ("Straße", "\u00b5m", "ΐ", "İstanbul", "Ǆ", "𐐀x", "ÀÉÎ", "", "ASCII"):
+        folded = casefold(text)
+        assert folded == text.casefold() and type(folded) is str
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=5))
+@given(st.text(min_size=0, max_size=200))
+def test_casefold_is_str_casefold_on_any_text(text: str) -> None:
+    assert casefold(text) == text.casefold()
+    assert casefold(text + "\U0001f600") == (text + "\U0001f600").casefold()  # 4-byte kind
 
 
 def test_worked_example() -> None:
