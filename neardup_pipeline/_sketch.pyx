@@ -52,23 +52,29 @@ def rabin_words(list words not None, const uint64_t[::1] table not None):
 
 
 def rabin_shingles(const uint64_t[::1] words not None, int width,
-                   const uint64_t[::1] table16 not None):
+                   const uint64_t[:, ::1] slices not None):
     """Rabin fingerprint of each run of `width` consecutive word fingerprints (f(A || v) =
-    f(A) x^64 + v mod P, two bytes a step through `table16`; RabinHasher.extend64)."""
+    f(A) x^64 + v mod P; f(A) x^64 mod P as the XOR of one `slices` entry per byte of f(A):
+    RabinHasher.word_slice_table)."""
     cdef Py_ssize_t count = words.shape[0] - width + 1, i
-    cdef int k, step
+    cdef int k
     cdef uint64_t h
+    if slices.shape[0] != 8 or slices.shape[1] != 256:
+        raise ValueError("slices must be the 8 x 256 table of RabinHasher.word_slice_table")
     if width < 1 or count < 1:
         return np.empty(0, dtype=np.uint64)
     out = np.empty(count, dtype=np.uint64)
     cdef uint64_t[::1] result = out
+    cdef const uint64_t* s = &slices[0, 0]
     with nogil:
         for i in range(count):
             h = words[i]
             for k in range(1, width):
-                for step in range(4):
-                    h = (h << 16) ^ table16[h >> 48]
-                h ^= words[i + k]
+                h = (s[h & 0xFF] ^ s[256 + ((h >> 8) & 0xFF)]
+                     ^ s[512 + ((h >> 16) & 0xFF)] ^ s[768 + ((h >> 24) & 0xFF)]
+                     ^ s[1024 + ((h >> 32) & 0xFF)] ^ s[1280 + ((h >> 40) & 0xFF)]
+                     ^ s[1536 + ((h >> 48) & 0xFF)] ^ s[1792 + (h >> 56)]
+                     ^ words[i + k])
             result[i] = h
     return out
 

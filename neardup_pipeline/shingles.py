@@ -133,7 +133,7 @@ class ShingleHasher:
         word_hashes = self._memoized(words, 1)
         width = min(size, len(word_hashes))
         if self.hash_name == "rabin" and _sketch is not None:
-            return _sketch.rabin_shingles(word_hashes, width, self._rabin.word_shift_table)
+            return _sketch.rabin_shingles(word_hashes, width, self._rabin.word_slice_table)
         return self.numpy_shingles(word_hashes, width)
 
     def numpy_shingles(self, word_hashes: U64Array, width: int) -> U64Array:

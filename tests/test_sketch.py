@@ -66,6 +66,22 @@ def test_rabin_words_of_real_words_and_edges() -> None:
         rabin_words([b"bytes"], hasher.byte_table)  # type: ignore[list-item]
 
 
+def test_word_slice_table_multiplies_by_x64_byte_by_byte() -> None:
+    """h * x^64 mod P is the XOR of one slice entry per byte of h (linearity over GF(2)): the same
+    as T16's four steps, for a polynomial other than the default too."""
+    values = np.random.default_rng(7).integers(0, 2**64 - 1, 2000, dtype=np.uint64,
+                                                endpoint=True)
+    for hasher in (rabin.RabinHasher(), rabin.RabinHasher(0x1B)):
+        slices = hasher.word_slice_table
+        assert slices.shape == (8, 256) and slices.dtype == np.uint64
+        by_bytes = np.zeros_like(values)
+        for j in range(8):
+            by_bytes ^= slices[j][(values >> np.uint64(8 * j)) & np.uint64(0xFF)]
+        assert np.array_equal(by_bytes, hasher.extend64(values, np.zeros_like(values)))
+    with pytest.raises(ValueError, match="8 x 256"):
+        rabin_shingles(values, 3, np.zeros((4, 256), dtype=np.uint64))
+
+
 @settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
 @given(st.lists(U64, max_size=300), st.integers(1, 12))
 def test_rabin_shingles_equal_numpy(values: list[int], size: int) -> None:
@@ -73,10 +89,10 @@ def test_rabin_shingles_equal_numpy(values: list[int], size: int) -> None:
     hasher = ShingleHasher("rabin")
     width = min(size, len(words))
     if width < 1:
-        assert rabin_shingles(words, size, hasher._rabin.word_shift_table).size == 0
+        assert rabin_shingles(words, size, hasher._rabin.word_slice_table).size == 0
         return
     expected = hasher.numpy_shingles(words, width)
-    assert np.array_equal(rabin_shingles(words, width, hasher._rabin.word_shift_table), expected)
+    assert np.array_equal(rabin_shingles(words, width, hasher._rabin.word_slice_table), expected)
 
 
 @settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
