@@ -18,6 +18,7 @@ from html import unescape
 
 import lxml.etree
 from bs4 import BeautifulSoup, UnicodeDammit
+from bs4.dammit import EncodingDetector
 
 from .config import HTML_PARSERS, HtmlParser
 from .htmltags import (
@@ -114,6 +115,16 @@ def decode_html(data: bytes, declared_encoding: str | None = None) -> tuple[str,
 def _decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None, bool]:
     """decode_html, and whether the str's UTF-8 is `data` itself (a strict UTF-8 or ASCII decode
     without a byte order mark), so the bytes can be parsed without encoding the str again."""
+    if _declared_utf8(data, declared_encoding):  # UnicodeDammit's first try, without its setup
+        try:
+            return data.decode("utf-8"), "utf-8", True
+        except UnicodeDecodeError:
+            pass  # UnicodeDammit goes on to the next candidates
+    return _dammit_decode(data, declared_encoding)
+
+
+def _dammit_decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None, bool]:
+    """_decode by UnicodeDammit alone (the reference of its shortcut)."""
     known = [declared_encoding] if declared_encoding else []
     if len(data) > DETECT_SAMPLE_BYTES:
         # UnicodeDammit runs chardet over the whole input when nothing is declared (20 MB:
@@ -135,6 +146,20 @@ def _decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None
                  and not data.startswith(codecs.BOM_UTF8))
         return dammit.unicode_markup, dammit.original_encoding, exact
     return data.decode("utf-8", errors="replace"), "utf-8", False
+
+
+def _declared_utf8(data: bytes, declared_encoding: str | None) -> bool:
+    """Whether UnicodeDammit would try a strict "utf-8" decode of `data` first: no byte order
+    mark (it strips one, then decodes the rest), and declared so by the caller (the HTTP
+    header) or, with nothing declared, by the page itself (bs4's own search). Exactly "utf-8":
+    an alias ("UTF8") is decoded alike but reported under its own name, so it is left to
+    UnicodeDammit, as are pages past the detection sample, whose declaration it seeks there."""
+    if len(data) > DETECT_SAMPLE_BYTES or data[:2] in (b"\xfe\xff", b"\xff\xfe") or (
+            data[:3] == codecs.BOM_UTF8 or data[:4] == b"\x00\x00\xfe\xff"):
+        return False
+    if declared_encoding is not None:
+        return declared_encoding == "utf-8"
+    return EncodingDetector.find_declared_encoding(data, is_html=True) == "utf-8"
 
 
 def html_to_text(

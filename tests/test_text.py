@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,6 +49,31 @@ def test_bytes_are_decoded_by_declared_charset() -> None:
     extracted = html_to_text(html)
     assert extracted.text == "Привет мир"
     assert extracted.encoding == "windows-1251"
+
+
+DECLARATIONS = [b"", b'<meta charset="utf-8">', b'<meta charset="UTF-8">', b"<meta charset=utf8>",
+                b'<meta charset="iso-8859-1">', b'<?xml version="1.0" encoding="utf-8"?>',
+                b'<meta http-equiv="Content-Type" content="text/html; charset=utf-8">']
+BODIES = ["plain ascii", "d\u00e9j\u00e0 vu \u2014 \u041f\u0440\u0438\u0432\u0435\u0442",
+          "\U0001f600 astral", "\ufeff inner BOM"]
+
+
+@pytest.mark.parametrize("declared", [None, "utf-8", "UTF-8", "utf8", "windows-1252", "latin-1"])
+def test_the_utf8_shortcut_decodes_as_unicode_dammit(declared: str | None) -> None:
+    """Every page a strict UTF-8 decode may take (declared so, by the caller or the page)
+    gives what UnicodeDammit alone gives: text, encoding name and the exact flag; with byte
+    order marks, undecodable bytes, other declarations and pages past the detection sample."""
+    from neardup_pipeline.extract import DETECT_SAMPLE_BYTES, _dammit_decode, _decode
+
+    pages = []
+    for head in DECLARATIONS:
+        for body in BODIES:
+            page = head + f"<p>{body}</p>".encode()
+            pages += [page, codecs.BOM_UTF8 + page, page + b"\xff\xfe broken", page.replace(
+                b"<p>", "<p>\u00e9".encode("latin-1")), "\ufeff".encode("utf-16") + page]
+    pages.append(DECLARATIONS[1] + b"<p>" + b"x " * DETECT_SAMPLE_BYTES + b"</p>")
+    for page in pages:
+        assert _decode(page, declared) == _dammit_decode(page, declared), (page[:60], declared)
 
 
 def test_xhtml_with_encoding_declaration_parses_with_lxml() -> None:
