@@ -15,7 +15,9 @@ class MemoryIndex:
 
     def __init__(self) -> None:
         self._entries: dict[str, IndexEntry] = {}
-        self._postings: dict[tuple[str, str], set[str]] = defaultdict(set)
+        # method -> key -> ids: a page's keys are looked up without a tuple made for each
+        self._postings: dict[str, defaultdict[str, set[str]]] = defaultdict(
+            lambda: defaultdict(set))
         self._params: dict[str, Any] | None = None
         self._doc_words: dict[str, frozenset[int]] = {}  # DF: each document's distinct words
         self._df: dict[int, int] = {}
@@ -31,28 +33,36 @@ class MemoryIndex:
         with self._lock:
             self._remove(entry.doc_id)
             self._entries[entry.doc_id] = entry
+            doc_id = entry.doc_id
             for method, keys in entry.keys.items():
+                postings = self._postings[method]
                 for key in keys:
-                    self._postings[(method, key)].add(entry.doc_id)
+                    postings[key].add(doc_id)
 
     def _remove(self, doc_id: str) -> None:
         old = self._entries.pop(doc_id, None)
         if old is None:
             return
         for method, keys in old.keys.items():
+            postings = self._postings[method]
             for key in keys:
-                ids = self._postings.get((method, key))
+                ids = postings.get(key)
                 if ids is not None:
                     ids.discard(doc_id)
                     if not ids:
-                        del self._postings[(method, key)]
+                        del postings[key]
 
     def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
         found: set[str] = set()
         with self._lock:
             for method, method_keys in keys.items():
+                postings = self._postings.get(method)
+                if postings is None:
+                    continue
                 for key in method_keys:
-                    found |= self._postings.get((method, key), set())
+                    ids = postings.get(key)
+                    if ids:
+                        found |= ids
         return found
 
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
