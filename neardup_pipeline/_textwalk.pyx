@@ -556,6 +556,36 @@ def chrome_walk(cetree._Element root not None, bint roles, Py_ssize_t read_limit
     return tree
 
 
+cdef xmlNode* _libxml2_after(xmlNode* node, xmlNode* top, bint descend) noexcept:
+    """The node after `node` in document order inside `top`'s subtree (NULL at its end)."""
+    if descend and node.type == ELEMENT_NODE and node.children != NULL:
+        return node.children
+    while node != top:
+        if node.next != NULL:
+            return node.next
+        node = <xmlNode*>node.parent
+    return NULL
+
+
+def libxml2_title(cetree._Element root not None):
+    """lxml's string(root.find(".//title")): the text and CDATA below the first title element
+    under `root`, or None; a walk that stops there (ElementPath's find took 30 us a page)."""
+    cdef xmlNode* top = root._c_node
+    cdef xmlNode* node = top.children
+    cdef xmlNode* inner
+    cdef string text
+    while node != NULL:
+        if node.type == ELEMENT_NODE and strcmp(<const char*>node.name, b"title") == 0:
+            inner = node.children
+            while inner != NULL:
+                if (inner.type == TEXT_NODE or inner.type == CDATA_NODE) and inner.content != NULL:
+                    text.append(<const char*>inner.content)
+                inner = _libxml2_after(inner, node, True)
+            return PyUnicode_DecodeUTF8(text.c_str(), text.size(), "replace")
+        node = _libxml2_after(node, top, True)
+    return None
+
+
 # --- lexbor (selectolax's build) ----------------------------------------------------------------
 
 ctypedef void* (*_create_t)() noexcept nogil

@@ -331,8 +331,12 @@ def _lxml_tree(data: bytes, strip: bool = True) -> tuple[lxml.etree._Element | N
     if any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log):
         # libxml2 stops at 2048 levels of nesting and drops the rest: let bs4 read it all.
         raise ValueError("markup nested beyond libxml2's depth limit")
-    title_el = root.find(".//title")
-    title = _collapse_spaces(_STRING_VALUE(title_el)) if title_el is not None else ""
+    if NATIVE_WALK and _textwalk is not None:
+        raw_title: str | None = _textwalk.libxml2_title(root)
+    else:
+        title_el = root.find(".//title")
+        raw_title = str(_STRING_VALUE(title_el)) if title_el is not None else None
+    title = _collapse_spaces(raw_title) if raw_title is not None else ""
     if strip:
         lxml.etree.strip_elements(root, *_DROPPED, with_tail=False)
     return root, title

@@ -114,6 +114,21 @@ def assert_worked_example(walk: Any) -> None:
     assert walk.text(Chrome.LANDMARKS)[1]
 
 
+@pytest.mark.parametrize("markup", [
+    b"<p>no title at all</p>", b"<html><head><title></title></head></html>",
+    b"<svg><title>the svg's <b>own</b></title></svg><title>page</title>",
+    b"<title>a &amp; b <![CDATA[c]]></title><title>second</title>",
+    "<title>d\u00e9j\u00e0 \U0001f600</title>".encode(), b"<body><div><title>late</title></div>",
+])
+def test_the_title_is_lxmls_first_title_as_a_string(markup: bytes) -> None:
+    """libxml2_title is string(root.find(".//title")): the first in document order, even in an
+    invisible element, with everything inside it as text."""
+    root = lxml.etree.fromstring(markup, parser=extract._thread_parser())
+    found = root.find(".//title")
+    assert textwalk.libxml2_title(root) == (
+        None if found is None else extract._STRING_VALUE(found))
+
+
 def test_worked_example_of_each_rule() -> None:
     assert_worked_example(textwalk.chrome_walk(
         extract._lxml_tree(WORKED_PAGE.encode())[0], True, 10_000))
