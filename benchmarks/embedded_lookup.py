@@ -7,7 +7,8 @@ with them against its former key-table lookup.
    fingerprints (0-3 bits flipped), half random misses.
 2. `SqliteIndex.candidates` at M documents (default 1,000,000), which adds the row -> doc id
    query: the tables (rows bulk-inserted into `simhash_rows`, tables rebuilt when the index opens)
-   against the key table the backend used before (4 block keys per document in `keys`).
+   against the key table the backend used before (4 block keys per document as band rows, the
+   way it still keeps simhash keys written before the parameters were known).
 
 Usage: python benchmarks/embedded_lookup.py [-n 10000000] [-m 1000000] [--dir DIR]
 """
@@ -32,6 +33,7 @@ from neardup_pipeline import NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import SqliteIndex
 from neardup_pipeline.index.permuted import PermutedTables
+from neardup_pipeline.index.sqlite import band_key
 from neardup_pipeline.simhash import block_keys
 
 CHUNK = 100_000
@@ -120,10 +122,11 @@ def sqlite_compare(m: int, queries: int, directory: Path) -> list[str]:
         while chunk := [d for _, d in zip(range(CHUNK), docs, strict=False)]:
             db.executemany("INSERT INTO docs VALUES (?, ?, ?)", chunk)
             if layout == "keys":
-                db.executemany("INSERT INTO keys VALUES ('simhash', ?, ?)", (
-                    (key, doc_id) for doc_id, sig, _ in chunk
+                db.executemany("INSERT INTO bands VALUES (?, ?)", (
+                    (band_key("simhash", key), doc_id) for doc_id, sig, _ in chunk
                     for key in block_keys(int(json.loads(sig)["simhash"], 16))
                 ))
+                db.executemany("INSERT INTO simhash_keyed VALUES (?)", ((d,) for d, _, _ in chunk))
             else:
                 db.executemany("INSERT INTO simhash_rows (doc_id, fp) VALUES (?, ?)", (
                     (doc_id, int(np.uint64(int(json.loads(sig)["simhash"], 16)).view(np.int64)))

@@ -169,7 +169,7 @@ def test_sqlite_answers_simhash_from_the_tables_and_survives_reopening(tmp_path:
         index.add(entry(doc_id, fp))
     check_sqlite(index, fps, rng)  # merged in add (merge_min 64) and a delta: both answer
     assert (tmp_path / "fp.sqlite.simhash" / "manifest.json").exists()
-    keyed = sqlite3.connect(path).execute("SELECT COUNT(*) FROM keys").fetchone()[0]
+    keyed = sqlite3.connect(path).execute("SELECT COUNT(*) FROM bands").fetchone()[0]
     assert keyed == 0  # no simhash key rows: the tables answer
     for doc_id in ["doc-1", "doc-2", "doc-399"]:  # re-adds: tombstones and delta drops
         fps[doc_id] = rng.getrandbits(64)
@@ -222,7 +222,7 @@ def test_sqlite_adopts_simhash_keys_written_before_the_parameters(tmp_path: Path
     index.ensure_params(PARAMS)
     index.add(entry("later", 0x1234))
     assert index.candidates({"simhash": block_keys(0x1236)}) == {"early", "later"}
-    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM keys").fetchone()[0] == 0
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM bands").fetchone()[0] == 0
     index.close()
 
 

@@ -5,12 +5,15 @@ and `df_docs` each counted document's distinct words as one packed blob, so a re
 the old words first. Both change in the writer's transaction: SQLite serialises writers, so two
 processes never lose a count.
 
-Keys live in an indexed table (method, key) -> doc_id; signatures and metadata as JSON beside the
-document row; each document's cluster, and its similarity to the cluster's original, in the
-small `memberships` table as well, so a lookup groups its candidates by cluster without reading
+Lookup keys live in `bands` as (64-bit hash of method and key, doc_id): one compact B-tree, no
+doc-id index (a replaced entry's rows are deleted by its old keys, which its metadata keeps; see
+`band_key` for why 64 bits suffice). Signatures and metadata as JSON beside the document row;
+each document's cluster, and its similarity to the cluster's original, in the small
+`memberships` table as well, so a lookup groups its candidates by cluster without reading
 signatures (verdict.py verifies a cluster through its original first). Writes are committed in
 batches (and at flush/close); lookups on the same connection see uncommitted writes, so
-read-after-write holds without a commit per page.
+read-after-write holds without a commit per page. A file written with the former `keys` table
+(text keys, each row stored twice) has its rows moved into `bands` when opened, once.
 
 Simhash (once the parameters are known): no key rows. `simhash_rows` keeps each document's
 fingerprint under a never-reused row number (the durable log), and lookups go to permuted sorted
@@ -20,7 +23,9 @@ simhash key (the other methods' verification may use them, as on every backend).
 rows up to their `upto`; rows above it (added since, or by another process: `PRAGMA data_version`
 tells) are read back into the in-memory delta, rows removed below it are listed in
 `simhash_dead`. Tables that do not match the file (another database, a restored backup) are
-rebuilt from `simhash_rows`, so the database file alone is the truth.
+rebuilt from `simhash_rows`, so the database file alone is the truth. Simhash keys the tables
+cannot answer for (written before the parameters were known, or not the layout's keys of the
+signature) are band rows, their documents listed in `simhash_keyed` for the tables to adopt.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import xxhash
 
 from ..simhash import block_keys
 from .base import (
@@ -60,13 +66,12 @@ CREATE TABLE IF NOT EXISTS memberships (
     cluster TEXT NOT NULL,
     to_original TEXT
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS keys (
-    method TEXT NOT NULL,
-    key TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS bands (
+    key INTEGER NOT NULL,
     doc_id TEXT NOT NULL,
-    PRIMARY KEY (method, key, doc_id)
+    PRIMARY KEY (key, doc_id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS keys_by_doc ON keys (doc_id);
+CREATE TABLE IF NOT EXISTS simhash_keyed (doc_id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS df (word INTEGER PRIMARY KEY, n INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS df_docs (doc_id TEXT PRIMARY KEY, words BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS df_count (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
@@ -78,6 +83,7 @@ CREATE TABLE IF NOT EXISTS simhash_rows (
 CREATE TABLE IF NOT EXISTS simhash_dead (row INTEGER PRIMARY KEY);
 """
 V = TypeVar("V")
+_BAND_HASH = "xxh3_64"  # recorded in params: the `bands` keys of a file depend on it
 _LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
 # Page cache per connection (SQLite's default is 2 MB): the key B-tree's inserts land at random
 # pages, and at 10,000 pages of a crawl a 2 MB cache sends half of them to the OS for a page.
@@ -119,6 +125,7 @@ class SqliteIndex:
             self._db.executescript(_SCHEMA)
             self._db.commit()
             _fill_memberships(self._db)
+            _migrate_keys(self._db)
         except sqlite3.DatabaseError as exc:
             raise IndexError_(f"cannot open SQLite index {self.path!r}: {exc}") from exc
         self._lock = threading.Lock()
@@ -128,7 +135,7 @@ class SqliteIndex:
         self._commit_seconds = commit_seconds
         self._merge_min = merge_min
         self._tables: PermutedTables | None = None  # simhash lookups, once the layout is known
-        self._keyed_simhash = False  # some simhash keys still live in `keys` (odd entries)
+        self._keyed_simhash = False  # some simhash keys live in `bands` (see simhash_keyed)
         self._seen = 0  # highest simhash row read back from the database
         self._data_version = -1
         # Entries and memberships read or written lately: a long crawl's lookups fetch the same
@@ -162,18 +169,25 @@ class SqliteIndex:
     def add(self, entry: IndexEntry) -> None:
         with self._lock:
             fingerprint = self._table_fingerprint(entry)
-            rows = [
-                (method, key, entry.doc_id)
-                for method, keys in entry.keys.items()
-                if method != "simhash" or fingerprint is None
-                for key in keys
-            ]
-            self._db.execute("DELETE FROM keys WHERE doc_id = ?", (entry.doc_id,))
+            keyed = entry.keys if fingerprint is None else {
+                method: keys for method, keys in entry.keys.items() if method != "simhash"
+            }
+            bands = _band_keys(keyed)
             signatures, meta = json.dumps(entry.signatures), json.dumps(_keys_meta(entry))
-            self._db.execute(
-                "INSERT OR REPLACE INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)",
+            # A new doc id (the common case) costs this one statement; a known one is replaced.
+            new = self._db.execute(
+                "INSERT INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)"
+                " ON CONFLICT (doc_id) DO NOTHING",
                 (entry.doc_id, signatures, meta),
-            )
+            ).rowcount == 1
+            self._current_caches()  # _replace reads the cached entry
+            if not new:
+                bands = self._replace(entry.doc_id, signatures, meta, bands)
+            if fingerprint is None and "simhash" in entry.keys:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO simhash_keyed (doc_id) VALUES (?)", (entry.doc_id,)
+                )
+                self._keyed_simhash = True
             membership = membership_of(entry)
             self._db.execute(
                 "INSERT OR REPLACE INTO memberships (doc_id, cluster, to_original)"
@@ -183,10 +197,7 @@ class SqliteIndex:
             )
             if self._tables is not None:
                 self._table_add(entry, fingerprint)
-            self._db.executemany(
-                "INSERT OR IGNORE INTO keys (method, key, doc_id) VALUES (?, ?, ?)", rows
-            )
-            self._current_caches()
+            _insert_bands(self._db, entry.doc_id, list(bands))
             self._entry_cache.put(entry.doc_id, IndexEntry(
                 entry.doc_id, dict(entry.signatures), {m: list(k) for m, k in entry.keys.items()},
                 dict(entry.meta),
@@ -201,6 +212,28 @@ class SqliteIndex:
             if self._tables is not None and self._tables.needs_merge():
                 self._merge()
 
+    def _replace(self, doc_id: str, signatures: str, meta: str, bands: set[int]) -> set[int]:
+        """Overwrite a stored entry and delete the band rows of its old keys that the new ones
+        lack; the new keys' rows still to insert are returned. Lock held, caches current."""
+        cached = self._entry_cache.get(doc_id)
+        if cached is not None:
+            old_keys = cached.keys
+        else:
+            (old_meta,) = self._db.execute(
+                "SELECT meta FROM docs WHERE doc_id = ?", (doc_id,)
+            ).fetchone()
+            old_keys = json.loads(old_meta).get("_keys", {})
+        if "simhash" in old_keys and not self._db.execute(
+            "DELETE FROM simhash_keyed WHERE doc_id = ? RETURNING 1", (doc_id,)
+        ).fetchall():  # its simhash keys were the tables' (simhash_rows), not band rows
+            old_keys = {method: keys for method, keys in old_keys.items() if method != "simhash"}
+        old = _band_keys(old_keys)
+        _delete_bands(self._db, doc_id, list(old - bands))
+        self._db.execute(
+            "UPDATE docs SET signatures = ?, meta = ? WHERE doc_id = ?", (signatures, meta, doc_id)
+        )
+        return bands - old
+
     def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
         found: set[str] = set()
         with self._lock:
@@ -208,11 +241,7 @@ class SqliteIndex:
                 found |= self._table_candidates(keys)
                 if not self._keyed_simhash:
                     keys = {m: v for m, v in keys.items() if m != "simhash"}
-            for method, method_keys in keys.items():
-                found.update(row[0] for row in _select_in(
-                    self._db, "SELECT DISTINCT doc_id FROM keys WHERE method = ? AND key IN ({})",
-                    list(dict.fromkeys(method_keys)), method,
-                ))
+            found.update(_sharing(self._db, list(_band_keys(keys))))  # every method at once
         return found
 
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
@@ -368,7 +397,7 @@ class SqliteIndex:
 
     def _table_fingerprint(self, entry: IndexEntry) -> int | None:
         """The entry's simhash, when the tables can answer for it: its keys are exactly the
-        layout's keys of its signature (anything else stays in `keys`, looked up as before)."""
+        layout's keys of its signature (anything else goes to `bands`, looked up as before)."""
         tables = self._tables
         keys, signature = entry.keys.get("simhash"), entry.signatures.get("simhash")
         if tables is None or keys is None or not isinstance(signature, str):
@@ -396,8 +425,6 @@ class SqliteIndex:
                 (entry.doc_id, _signed(fingerprint)),
             ).fetchone()
             self._tables.add(row, fingerprint)
-        elif "simhash" in entry.keys:
-            self._keyed_simhash = True
 
     def _table_candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
         """Exact neighbours for a simhash-only lookup, else every row sharing a simhash key."""
@@ -438,9 +465,7 @@ class SqliteIndex:
     def _adopt_keyed(self) -> None:
         """Move simhash keys written before the layout was known into the tables."""
         assert self._tables is not None
-        ids = [r[0] for r in self._db.execute(
-            "SELECT DISTINCT doc_id FROM keys WHERE method = 'simhash'"
-        ).fetchall()]
+        ids = [r[0] for r in self._db.execute("SELECT doc_id FROM simhash_keyed").fetchall()]
         for doc_id in ids:
             row = self._db.execute(
                 "SELECT signatures, meta FROM docs WHERE doc_id = ?", (doc_id,)
@@ -450,12 +475,13 @@ class SqliteIndex:
             entry = IndexEntry(doc_id, json.loads(row[0]), json.loads(row[1]).get("_keys", {}))
             fingerprint = self._table_fingerprint(entry)
             if fingerprint is not None:
-                self._db.execute(
-                    "DELETE FROM keys WHERE doc_id = ? AND method = 'simhash'", (doc_id,)
-                )
+                others = _band_keys({m: k for m, k in entry.keys.items() if m != "simhash"})
+                simhash = _band_keys({"simhash": entry.keys["simhash"]})
+                _delete_bands(self._db, doc_id, list(simhash - others))  # shared rows stay
+                self._db.execute("DELETE FROM simhash_keyed WHERE doc_id = ?", (doc_id,))
                 self._table_add(entry, fingerprint)
         self._keyed_simhash = self._db.execute(
-            "SELECT 1 FROM keys WHERE method = 'simhash' LIMIT 1"
+            "SELECT 1 FROM simhash_keyed LIMIT 1"
         ).fetchone() is not None
 
     def _merge(self) -> None:
@@ -479,14 +505,71 @@ class SqliteIndex:
         self._last_commit = time.monotonic()
 
 
+def _chunks(values: Sequence[Any], size: int = _LOOKUP_CHUNK) -> Iterator[Sequence[Any]]:
+    """`values` in slices of `size`, to stay below SQLite's bound-parameter limit."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
 def _select_in(
     db: sqlite3.Connection, sql: str, values: Sequence[Any], *leading: Any
 ) -> Iterator[Any]:
     """Rows of `sql`, whose `IN ({})` takes `values`, in chunks below SQLite's bound-parameter
     limit; `leading` parameters come before each chunk."""
-    for start in range(0, len(values), _LOOKUP_CHUNK):
-        chunk = values[start : start + _LOOKUP_CHUNK]
+    for chunk in _chunks(values):
         yield from db.execute(sql.format(",".join("?" * len(chunk))), (*leading, *chunk))
+
+
+def _sharing(db: sqlite3.Connection, keys: Sequence[int]) -> Iterator[str]:
+    """Ids of the band rows of `keys`, repeats included (the caller's set drops them: DISTINCT
+    measured slower). The keys as a VALUES list driving the join measured faster than
+    `key IN (...)`, which SQLite first copies into an ephemeral index."""
+    for chunk in _chunks(keys):
+        for (doc_id,) in db.execute(
+            "SELECT doc_id FROM (VALUES " + ",".join(["(?)"] * len(chunk)) + ") AS wanted"
+            " CROSS JOIN bands ON bands.key = wanted.column1",
+            chunk,
+        ):
+            yield doc_id
+
+
+def _insert_bands(db: sqlite3.Connection, doc_id: str, keys: Sequence[int]) -> None:
+    """Band rows of one document: one INSERT over a VALUES list, measured faster than
+    executemany's statement run per row."""
+    for chunk in _chunks(keys, _LOOKUP_CHUNK - 1):
+        db.execute(
+            "INSERT OR IGNORE INTO bands (key, doc_id) SELECT column1, ? FROM (VALUES "
+            + ",".join(["(?)"] * len(chunk)) + ")",
+            (doc_id, *chunk),
+        )
+
+
+def _delete_bands(db: sqlite3.Connection, doc_id: str, keys: Sequence[int]) -> None:
+    """Band rows of one document, found by primary key: there is no doc-id index."""
+    for chunk in _chunks(keys, _LOOKUP_CHUNK - 1):
+        db.execute(
+            "DELETE FROM bands WHERE doc_id = ? AND key IN (" + ",".join("?" * len(chunk)) + ")",
+            (doc_id, *chunk),
+        )
+
+
+def band_key(method: str, key: str) -> int:
+    """The `bands` row key of one lookup key: 64 bits of xxh3 over the method and the key (NUL
+    between: no method name holds one), as SQLite's signed INTEGER, 8 bytes in place of both
+    texts.
+
+    64 bits suffice: a lookup key meets another key's value among n stored ones with
+    probability about n / 2**64 (5e-11 at a billion keys), and such a collision only adds a
+    candidate, which verification judges on its signatures like any other. xxh3_64's output is
+    fixed by its specification (xxHash 0.8), so a file's keys stay valid across versions; the
+    params row `bands` names the hash, and a file naming another is refused.
+    """
+    return _signed(xxhash.xxh3_64_intdigest(f"{method}\0{key}".encode("utf-8", "surrogatepass")))
+
+
+def _band_keys(keys: Mapping[str, Iterable[str]]) -> set[int]:
+    """The distinct band keys of every method's keys (an entry's, or a lookup's)."""
+    return {band_key(method, key) for method, values in keys.items() for key in values}
 
 
 def _signed(value: int) -> int:
@@ -563,6 +646,46 @@ def _fill_memberships(db: sqlite3.Connection) -> None:
     except BaseException:
         db.rollback()
         raise
+
+
+def _migrate_keys(db: sqlite3.Connection) -> None:
+    """Move a file's rows of the former `keys` table (method and key as text, every row stored
+    twice with its doc-id index) into `bands`, once, under the write lock; the params row
+    `bands` names the key hash and marks it done. Its simhash rows go to `bands` too, their
+    documents listed in `simhash_keyed`: the tables adopt them when they open."""
+    done = "SELECT value FROM params WHERE name = 'bands'"
+    row = db.execute(done).fetchone()
+    if row is None:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute(done).fetchone()
+            if row is None:  # another process may have been first
+                _move_keys(db)
+                db.execute("INSERT INTO params (name, value) VALUES ('bands', ?)", (_BAND_HASH,))
+                row = (_BAND_HASH,)
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+    if row[0] != _BAND_HASH:
+        raise sqlite3.DatabaseError(f"lookup keys hashed with {row[0]!r}, not {_BAND_HASH!r}")
+
+
+def _move_keys(db: sqlite3.Connection) -> None:
+    """The former `keys` table's rows into `bands`, then the table dropped (its index too).
+    Inside the caller's transaction."""
+    old = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'keys'"
+    if db.execute(old).fetchone() is None:
+        return
+    db.create_function("band_key", 2, band_key, deterministic=True)
+    db.execute(
+        "INSERT OR IGNORE INTO bands (key, doc_id) SELECT band_key(method, key), doc_id FROM keys"
+    )
+    db.execute(
+        "INSERT OR IGNORE INTO simhash_keyed (doc_id) SELECT doc_id FROM keys"
+        " WHERE method = 'simhash'"
+    )
+    db.execute("DROP TABLE keys")
 
 
 def _json_or_null(value: object) -> str | None:

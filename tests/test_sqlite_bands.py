@@ -1,0 +1,271 @@
+"""The SQLite backend's band table (hashed lookup keys, no doc-id index): the same candidates as
+the reference MemoryIndex, no stale rows after a replacement, files of the former `keys` layout
+migrated. Real SQLite files throughout."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from neardup_pipeline import NearDupConfig
+from neardup_pipeline.fingerprint import Fingerprinter
+from neardup_pipeline.index import IndexEntry, IndexError_, MemoryIndex, SqliteIndex
+from neardup_pipeline.index.sqlite import band_key
+from neardup_pipeline.simhash import block_keys
+
+PARAMS = Fingerprinter(NearDupConfig(methods=("simhash", "bag"))).params()
+
+# The schema as the code before the band table wrote it (a copy: it must not follow the code).
+OLD_SCHEMA = """
+CREATE TABLE IF NOT EXISTS params (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS docs (
+    doc_id TEXT PRIMARY KEY,
+    signatures TEXT NOT NULL,
+    meta TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS memberships (
+    doc_id TEXT PRIMARY KEY,
+    cluster TEXT NOT NULL,
+    to_original TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS keys (
+    method TEXT NOT NULL,
+    key TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    PRIMARY KEY (method, key, doc_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS keys_by_doc ON keys (doc_id);
+CREATE TABLE IF NOT EXISTS df (word INTEGER PRIMARY KEY, n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS df_docs (doc_id TEXT PRIMARY KEY, words BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS df_count (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS simhash_rows (
+    row INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id TEXT NOT NULL UNIQUE,
+    fp INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS simhash_dead (row INTEGER PRIMARY KEY);
+"""
+
+
+def keyed(doc_id: str, fingerprint: int | None = None, **keys: Sequence[str]) -> IndexEntry:
+    """An entry with the given keys; with a fingerprint, its simhash signature and the layout's
+    block keys (the tables' kind) unless `simhash` keys are given (odd ones: band rows)."""
+    signatures: dict[str, object] = {"bag": f"sig-{doc_id}"}
+    all_keys = {method: list(values) for method, values in keys.items()}
+    if fingerprint is not None:
+        signatures["simhash"] = f"{fingerprint:016x}"
+        all_keys.setdefault("simhash", block_keys(fingerprint))
+    return IndexEntry(doc_id, signatures, all_keys, {"cluster": doc_id})
+
+
+def random_entries(rng: random.Random, n: int) -> list[IndexEntry]:
+    """Entries drawing keys from small pools (so many share keys), a quarter of them re-adding
+    an earlier id with other keys; a tenth with odd simhash keys, some with none."""
+    bag = [f"{band}:{rng.getrandbits(64):016x}" for band in range(21) for _ in range(12)]
+    minhash = [f"{band}:{rng.getrandbits(32):08x}" for band in range(15) for _ in range(8)]
+    base = [rng.getrandbits(64) for _ in range(30)]
+    entries = []
+    for i in range(n):
+        doc_id = f"doc-{rng.randrange(i)}" if i > 10 and rng.random() < 0.25 else f"doc-{i}"
+        keys: dict[str, list[str]] = {"bag": rng.sample(bag, 21)}
+        if rng.random() < 0.5:
+            keys["minhash"] = rng.sample(minhash, rng.randint(1, 15))
+        fingerprint = None
+        if rng.random() < 0.8:
+            fingerprint = rng.choice(base) ^ (1 << rng.randrange(64))
+            if rng.random() < 0.1:  # not the layout's keys of its signature: band rows
+                keys["simhash"] = [*block_keys(fingerprint)[:2], f"9:{rng.getrandbits(8):x}"]
+        entries.append(keyed(doc_id, fingerprint, **keys))
+    return entries
+
+
+def random_queries(
+    rng: random.Random, entries: Sequence[IndexEntry], n: int
+) -> list[dict[str, list[str]]]:
+    """Lookups mixing stored keys and unknown ones; every one names the bag, so a simhash key is
+    looked up as a key (a simhash-only lookup asks the tables for neighbours instead)."""
+    queries = []
+    for _ in range(n):
+        source = rng.choice(entries).keys
+        query = {"bag": [*rng.sample(source["bag"], 5), f"0:{rng.getrandbits(64):016x}"]}
+        for method in ("minhash", "simhash"):
+            if method in source and rng.random() < 0.6:
+                query[method] = list(source[method])
+        queries.append(query)
+    return queries
+
+
+def band_rows(path: Path) -> int:
+    with sqlite3.connect(path) as db:
+        return int(db.execute("SELECT COUNT(*) FROM bands").fetchone()[0])
+
+
+def expected_band_rows(entries: Iterable[IndexEntry]) -> int:
+    """Rows the current entries need: every key but the simhash keys the tables answer."""
+    latest = {entry.doc_id: entry for entry in entries}
+    total = 0
+    for entry in latest.values():
+        keys = {
+            (method, key) for method, values in entry.keys.items() for key in values
+            if method != "simhash" or values != block_keys(int(entry.signatures["simhash"], 16))
+        }
+        total += len(keys)
+    return total
+
+
+def assert_same_as(index: SqliteIndex, oracle: MemoryIndex,
+                   queries: Sequence[Mapping[str, Sequence[str]]]) -> None:
+    """Candidates and stored entries exactly as the reference implementation has them."""
+    for query in queries:
+        assert index.candidates(query) == oracle.candidates(query), query
+    ids = [f"doc-{i}" for i in range(500)]
+    assert index.get(ids) == oracle.get(ids)
+
+
+def test_a_replaced_entry_is_no_candidate_for_its_old_keys(tmp_path: Path) -> None:
+    path = tmp_path / "fp.sqlite"
+    index = SqliteIndex(path)
+    index.ensure_params(PARAMS)
+    index.add(keyed("a", 0x1234, bag=["1:aa", "2:bb"], minhash=["m1"]))
+    index.add(keyed("b", 0x1234, bag=["1:aa"]))
+    index.add(keyed("a", 0xFFFF_FFFF_FFFF_0000, bag=["2:bb", "3:cc"]))  # old keys from the cache
+    assert index.candidates({"bag": ["1:aa"]}) == {"b"}
+    assert index.candidates({"minhash": ["m1"]}) == set()
+    assert index.candidates({"bag": ["2:bb"]}) == index.candidates({"bag": ["3:cc"]}) == {"a"}
+    assert index.candidates({"simhash": block_keys(0x1234), "bag": []}) == {"b"}
+    index.close()
+    assert band_rows(path) == 3  # b's one, a's two: nothing left of a's first keys
+    index = SqliteIndex(path)  # a fresh cache: the old keys are read from the stored entry
+    odd = block_keys(0xFFFF_FFFF_FFFF_0000)[:3]  # not all the layout's keys: band rows
+    index.add(keyed("a", 0xFFFF_FFFF_FFFF_0000, bag=["4:dd"], simhash=odd))  # were the tables'
+    assert index.candidates({"bag": ["2:bb"]}) == index.candidates({"bag": ["3:cc"]}) == set()
+    assert index.candidates({"bag": ["4:dd"]}) == {"a"}
+    assert index.candidates({"simhash": odd[2:], "bag": ["x"]}) == {"a"}
+    index.add(keyed("a", 0x1234, bag=["4:dd"]))  # and back to the tables' kind
+    assert index.candidates({"simhash": odd, "bag": ["x"]}) == set()
+    assert index.candidates({"simhash": block_keys(0x1234), "bag": ["x"]}) == {"a", "b"}
+    index.close()
+    assert band_rows(path) == 2
+    assert SqliteIndex(path).count() == 2
+
+
+def test_candidates_are_those_of_the_memory_index(tmp_path: Path) -> None:
+    """Random entries and replacements: exactly the ids sharing a key, as MemoryIndex finds them
+    (a band-key collision would add one), in the writing connection, after reopening and from
+    a second connection; the band table holds exactly the rows the current entries need."""
+    rng = random.Random(3)
+    entries = random_entries(rng, 400)
+    oracle, path = MemoryIndex(), tmp_path / "fp.sqlite"
+    index = SqliteIndex(path, commit_every=50, merge_min=64)
+    index.ensure_params(PARAMS)
+    for entry in entries:
+        index.add(entry)
+        oracle.add(entry)
+    queries = random_queries(rng, entries, 300)
+    assert_same_as(index, oracle, queries)
+    assert len({len(index.candidates(q)) for q in queries}) > 5  # the lookups find some
+    other = SqliteIndex(path)
+    index.flush()
+    assert_same_as(other, oracle, queries)
+    index.close()
+    other.close()
+    assert band_rows(path) == expected_band_rows(entries)
+    reopened = SqliteIndex(path)
+    assert_same_as(reopened, oracle, queries)
+    assert reopened.count() == oracle.count()
+    reopened.close()
+
+
+def test_band_keys_tell_methods_apart() -> None:
+    assert band_key("bag", "1:ab") != band_key("minhash", "1:ab")
+    assert band_key("bag", "1:ab") == band_key("bag", "1:ab")
+    assert -(2**63) <= band_key("bag", "\ud800") < 2**63  # any text, a lone surrogate too
+
+
+def write_old_file(
+    path: Path, entries: Iterable[IndexEntry], params: Mapping[str, object] | None
+) -> None:
+    """An index file as the code before the band table wrote it (its add() logic, copied):
+    every key as text in `keys`, except simhash keys the tables answered once the parameters
+    were known (those went to `simhash_rows`). No table files: they are rebuilt from
+    `simhash_rows`, as for a file copied without them."""
+    db = sqlite3.connect(path)
+    db.executescript(OLD_SCHEMA)
+    db.execute("INSERT INTO params (name, value) VALUES ('memberships', '1')")
+    if params is not None:
+        db.execute(
+            "INSERT INTO params (name, value) VALUES ('fingerprint', ?)",
+            (json.dumps(params, sort_keys=True),),
+        )
+    for entry in entries:
+        fingerprint = int(str(entry.signatures.get("simhash", "-1")), 16)
+        in_tables = params is not None and entry.keys.get("simhash") == block_keys(fingerprint)
+        db.execute("DELETE FROM keys WHERE doc_id = ?", (entry.doc_id,))
+        db.execute(
+            "INSERT OR REPLACE INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)",
+            (entry.doc_id, json.dumps(entry.signatures),
+             json.dumps({**entry.meta, "_keys": entry.keys})),
+        )
+        db.execute(
+            "INSERT OR REPLACE INTO memberships (doc_id, cluster, to_original) VALUES (?, ?, ?)",
+            (entry.doc_id, entry.meta["cluster"], None),
+        )
+        if params is not None:
+            db.execute("DELETE FROM simhash_rows WHERE doc_id = ?", (entry.doc_id,))
+        if in_tables:
+            db.execute(
+                "INSERT INTO simhash_rows (doc_id, fp) VALUES (?, ?)",
+                (entry.doc_id, fingerprint - (1 << 64) if fingerprint >= 1 << 63 else fingerprint),
+            )
+        db.executemany("INSERT OR IGNORE INTO keys (method, key, doc_id) VALUES (?, ?, ?)", [
+            (method, key, entry.doc_id) for method, keys in entry.keys.items()
+            if method != "simhash" or not in_tables for key in keys
+        ])
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("with_params", [True, False], ids=["tables", "before-params"])
+def test_a_file_of_the_old_key_table_is_migrated(tmp_path: Path, with_params: bool) -> None:
+    """Its key rows move into `bands` once, the old table goes; the same candidates and entries
+    as before. Written before the parameters were known, its simhash keys are band rows until
+    the parameters arrive, then the tables adopt them."""
+    rng = random.Random(8)
+    entries = random_entries(rng, 300)
+    oracle, path = MemoryIndex(), tmp_path / "old.sqlite"
+    for entry in entries:
+        oracle.add(entry)
+    write_old_file(path, entries, PARAMS if with_params else None)
+    queries = random_queries(rng, entries, 200)
+    index = SqliteIndex(path)
+    second = SqliteIndex(path)  # the file is migrated already: nothing to do
+    with sqlite3.connect(path) as db:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert "keys" not in tables and "keys_by_doc" not in tables
+    assert_same_as(index, oracle, queries)
+    assert_same_as(second, oracle, queries)
+    if not with_params:
+        index.ensure_params(PARAMS)  # the tables adopt the simhash keys that fit them
+        assert_same_as(index, oracle, queries)
+    index.add(entries[0])  # a replacement after the migration: its old rows found by key
+    index.close()
+    second.close()
+    assert band_rows(path) == expected_band_rows(entries)
+    reopened = SqliteIndex(path)
+    assert_same_as(reopened, oracle, queries)
+    assert reopened.count() == oracle.count()
+    reopened.close()
+
+
+def test_a_file_of_another_band_hash_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "fp.sqlite"
+    SqliteIndex(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE params SET value = 'blake2b' WHERE name = 'bands'")
+    with pytest.raises(IndexError_, match="blake2b"):
+        SqliteIndex(path)
