@@ -214,6 +214,21 @@ def test_sqlite_two_connections_see_each_others_commits(tmp_path: Path) -> None:
     b.close()
 
 
+def test_sqlite_opened_before_another_recorded_the_parameters_uses_the_tables(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "fp.sqlite"
+    early, recorder = SqliteIndex(path), SqliteIndex(path)
+    recorder.ensure_params(PARAMS)
+    early.ensure_params(PARAMS)  # finds them recorded: opens its tables all the same
+    early.add(entry("a", 0x1234))
+    early.add(entry("far", 0x1234 ^ 0xF000_0000_0000_000F))  # shares keys, 8 bits away
+    assert early.candidates({"simhash": block_keys(0x1234)}) == {"a"}  # within k: the tables
+    early.close()
+    recorder.close()
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM bands").fetchone()[0] == 0
+
+
 def test_sqlite_adopts_simhash_keys_written_before_the_parameters(tmp_path: Path) -> None:
     path = tmp_path / "fp.sqlite"
     index = SqliteIndex(path)

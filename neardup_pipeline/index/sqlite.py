@@ -165,6 +165,8 @@ class SqliteIndex:
                 f"SQLite index {self.path!r} was built with other parameters ({diff}); "
                 "use a new index file or the same settings"
             )
+        with self._lock:  # recorded by another connection since this one opened: no tables yet
+            self._open_tables(json.loads(row[0]))
 
     def add(self, entry: IndexEntry) -> None:
         with self._lock:
