@@ -1,6 +1,6 @@
 """The SQLite backend's band table (hashed lookup keys, no doc-id index): the same candidates as
 the reference MemoryIndex, no stale rows after a replacement, files of the former `keys` layout
-migrated. Real SQLite files throughout."""
+migrated, and caches that follow other connections' commits. Real SQLite files throughout."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from neardup_pipeline import NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import IndexEntry, IndexError_, MemoryIndex, SqliteIndex
+from neardup_pipeline.index.base import Membership, memberships
 from neardup_pipeline.index.sqlite import band_key
 from neardup_pipeline.simhash import block_keys
 
@@ -269,3 +270,38 @@ def test_a_file_of_another_band_hash_is_refused(tmp_path: Path) -> None:
         db.execute("UPDATE params SET value = 'blake2b' WHERE name = 'bands'")
     with pytest.raises(IndexError_, match="blake2b"):
         SqliteIndex(path)
+
+
+def test_caches_follow_a_commit_made_before_this_connection_writes(tmp_path: Path) -> None:
+    """Another connection commits between this one's lookup and its next add. Inside the write
+    transaction that add opens, lookups skip `PRAGMA data_version` (nobody else can commit
+    then), so the add itself must have caught up: else the cached entry, membership and simhash
+    rows of before that commit would be served until the next commit."""
+    path = tmp_path / "shared.sqlite"
+    first, second = SqliteIndex(path), SqliteIndex(path)
+    for index in (first, second):
+        index.ensure_params(PARAMS)
+    try:
+        second.add(keyed("x", 0x1111, bag=["1:old"]))
+        second.flush()
+        assert first.get(["x"])["x"].signatures["bag"] == "sig-x"  # now cached in `first`
+        assert memberships(first, ["x"])["x"] == Membership("x")
+        assert first.candidates({"bag": ["1:old"]}) == {"x"}
+        replaced = IndexEntry("x", {"bag": "v2"}, {"bag": ["1:new"]}, {"cluster": "o"})
+        second.add(replaced)
+        second.add(keyed("z", 0xABCD_0000))  # simhash rows for the tables' delta
+        second.flush()
+        first.add(keyed("y", 0x2222, bag=["1:y"]))  # opens first's write transaction
+        assert first.get(["x"])["x"] == replaced
+        assert memberships(first, ["x"])["x"] == Membership("o")
+        assert first.candidates({"bag": ["1:old"]}) == set()
+        assert first.candidates({"bag": ["1:new"]}) == {"x"}
+        assert first.candidates({"simhash": block_keys(0xABCD_0001)}) == {"z"}
+        first.add(keyed("x", 0x3333, bag=["1:third"]))  # replaces second's version, not the first
+        first.flush()
+        assert second.candidates({"bag": ["1:new"]}) == set()
+        assert second.get(["x"])["x"].keys["bag"] == ["1:third"]
+    finally:
+        first.close()
+        second.close()
+    assert band_rows(path) == 2  # x's and y's bag key (z's simhash keys are the tables')

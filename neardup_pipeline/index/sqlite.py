@@ -36,6 +36,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -137,12 +138,12 @@ class SqliteIndex:
         self._tables: PermutedTables | None = None  # simhash lookups, once the layout is known
         self._keyed_simhash = False  # some simhash keys live in `bands` (see simhash_keyed)
         self._seen = 0  # highest simhash row read back from the database
-        self._data_version = -1
         # Entries and memberships read or written lately: a long crawl's lookups fetch the same
         # originals page after page. Valid while no other connection commits (data_version).
         self._entry_cache: _Recent[IndexEntry] = _Recent(_RECENT_ENTRY_BYTES)
         self._membership_cache: _Recent[Membership] = _Recent(_RECENT_MEMBERSHIPS)
-        self._cache_version = -1
+        self._data_version = -1  # as of the last _refresh
+        self._checked_in_write = False  # _refresh ran while holding the open write transaction
         row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
         if row is not None:
             with self._lock:
@@ -156,7 +157,7 @@ class SqliteIndex:
                     "INSERT INTO params (name, value) VALUES ('fingerprint', ?)",
                     (json.dumps(params, sort_keys=True),),
                 )
-                self._db.commit()
+                self._commit()
                 self._open_tables(params)
                 return
         diff = params_mismatch(json.loads(row[0]), params)
@@ -169,7 +170,7 @@ class SqliteIndex:
             self._open_tables(json.loads(row[0]))
 
     def add(self, entry: IndexEntry) -> None:
-        with self._lock:
+        with self._write_lock():
             fingerprint = self._table_fingerprint(entry)
             keyed = entry.keys if fingerprint is None else {
                 method: keys for method, keys in entry.keys.items() if method != "simhash"
@@ -182,7 +183,8 @@ class SqliteIndex:
                 " ON CONFLICT (doc_id) DO NOTHING",
                 (entry.doc_id, signatures, meta),
             ).rowcount == 1
-            self._current_caches()  # _replace reads the cached entry
+            self._refresh()  # the INSERT took the write lock: no other commit until ours
+            self._checked_in_write = True
             if not new:
                 bands = self._replace(entry.doc_id, signatures, meta, bands)
             if fingerprint is None and "simhash" in entry.keys:
@@ -216,7 +218,8 @@ class SqliteIndex:
 
     def _replace(self, doc_id: str, signatures: str, meta: str, bands: set[int]) -> set[int]:
         """Overwrite a stored entry and delete the band rows of its old keys that the new ones
-        lack; the new keys' rows still to insert are returned. Lock held, caches current."""
+        lack; the new keys' rows still to insert are returned. Lock and write lock held, caches
+        current."""
         cached = self._entry_cache.get(doc_id)
         if cached is not None:
             old_keys = cached.keys
@@ -239,6 +242,7 @@ class SqliteIndex:
     def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
         found: set[str] = set()
         with self._lock:
+            self._refresh()
             if self._tables is not None and "simhash" in keys:
                 found |= self._table_candidates(keys)
                 if not self._keyed_simhash:
@@ -271,21 +275,48 @@ class SqliteIndex:
         out."""
         wanted = list(dict.fromkeys(ids))
         with self._lock:
-            self._current_caches()
+            self._refresh()
             result = cache.pick(wanted)
             for row in _select_in(self._db, sql, [i for i in wanted if i not in result]):
                 value, weight = decode(row)
                 result[row[0]] = cache.put(row[0], value, weight)
         return result
 
-    def _current_caches(self) -> None:
-        """Forget the cached entries when another connection has committed since (its writes
-        may have replaced them). Lock held."""
+    def _refresh(self) -> None:
+        """Catch up with other connections' commits, when `PRAGMA data_version` says there were
+        any: forget the cached entries and memberships (their writes may have replaced them),
+        read back their simhash rows. Lock held.
+
+        Not asked again inside a write transaction that has asked once: while this connection
+        holds the write lock no other can commit, and its own commits leave data_version as it
+        is. One query per lookup call otherwise, and none at all between a page's add and the
+        next commit.
+        """
+        if self._checked_in_write and self._db.in_transaction:
+            return
         version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
-        if version != self._cache_version:
-            self._entry_cache.clear()
-            self._membership_cache.clear()
-            self._cache_version = version
+        if version == self._data_version:
+            return
+        self._data_version = version
+        self._entry_cache.clear()
+        self._membership_cache.clear()
+        if self._tables is not None:
+            self._read_back()
+            if not self._keyed_simhash:  # another process may have written an odd entry
+                self._keyed_simhash = self._db.execute(
+                    "SELECT 1 FROM simhash_keyed LIMIT 1"
+                ).fetchone() is not None
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        """The lock, for a call that writes. A failed write may have ended the transaction
+        (SQLite rolls back on some errors), so the next call asks data_version again."""
+        with self._lock:
+            try:
+                yield
+            except BaseException:
+                self._checked_in_write = False
+                raise
 
     def count(self) -> int:
         with self._lock:
@@ -294,7 +325,7 @@ class SqliteIndex:
     def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
         words = np.unique(np.fromiter((int(w) for w in word_hashes), dtype=np.uint64))
         new = words.view(np.int64).tolist()
-        with self._lock:
+        with self._write_lock():
             # A write first (DELETE ... RETURNING): the transaction holds the write lock before
             # it reads the old words, so no other process can change them in between.
             old = self._db.execute(
@@ -393,7 +424,7 @@ class SqliteIndex:
         ).fetchall():
             tables.remove(row)
         self._seen = tables.upto
-        self._sync(force=True)
+        self._read_back()
         self._adopt_keyed()
         self._commit()
 
@@ -432,7 +463,6 @@ class SqliteIndex:
         """Exact neighbours for a simhash-only lookup, else every row sharing a simhash key."""
         tables = self._tables
         assert tables is not None
-        self._sync()
         pairs, fingerprint = tables.decode_keys(keys["simhash"])
         alone = not any(values for method, values in keys.items() if method != "simhash")
         rows = tables.near(fingerprint) if alone and fingerprint is not None else tables.sharing(
@@ -442,13 +472,9 @@ class SqliteIndex:
             self._db, "SELECT doc_id FROM simhash_rows WHERE row IN ({})", rows
         )}
 
-    def _sync(self, force: bool = False) -> None:
+    def _read_back(self) -> None:
         """Read back simhash rows other connections committed since we last looked."""
         assert self._tables is not None
-        version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
-        if version == self._data_version and not force:
-            return
-        self._data_version = version
         found = self._db.execute(
             "SELECT row, fp FROM simhash_rows WHERE row > ? ORDER BY row", (self._seen,)
         ).fetchall()
@@ -491,7 +517,7 @@ class SqliteIndex:
         the tables ahead of the file), every committed row below the new `upto` included."""
         assert self._tables is not None
         self._commit()
-        self._sync(force=True)
+        self._read_back()
         gone = self._tables.tombstones()
         self._tables.merge()
         for start in range(0, len(gone), _LOOKUP_CHUNK):
@@ -502,6 +528,7 @@ class SqliteIndex:
         self._commit()
 
     def _commit(self) -> None:
+        self._checked_in_write = False  # first: a failed commit may leave no transaction open
         self._db.commit()
         self._pending = 0
         self._last_commit = time.monotonic()
