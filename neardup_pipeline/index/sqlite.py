@@ -200,7 +200,7 @@ class SqliteIndex:
                  _json_or_null(entry.meta.get("to_original"))),
             )
             if self._tables is not None:
-                self._table_add(entry, fingerprint)
+                self._table_add(entry, fingerprint, replaced=not new)
             _insert_bands(self._db, entry.doc_id, list(bands))
             self._entry_cache.put(entry.doc_id, IndexEntry(
                 entry.doc_id, dict(entry.signatures), {m: list(k) for m, k in entry.keys.items()},
@@ -444,11 +444,15 @@ class SqliteIndex:
         expected = block_keys(fingerprint, tables.blocks, tables.k)
         return fingerprint if sorted(keys) == sorted(expected) else None
 
-    def _table_add(self, entry: IndexEntry, fingerprint: int | None) -> None:
+    def _table_add(
+        self, entry: IndexEntry, fingerprint: int | None, *, replaced: bool = True
+    ) -> None:
+        """Store the entry's fingerprint as a new row, its old row (if `replaced`) tombstoned. A
+        doc id new to `docs` has no row: they are written together."""
         assert self._tables is not None
         for (old,) in self._db.execute(
             "DELETE FROM simhash_rows WHERE doc_id = ? RETURNING row", (entry.doc_id,)
-        ).fetchall():
+        ).fetchall() if replaced else ():
             if old <= self._tables.upto:
                 self._db.execute("INSERT OR IGNORE INTO simhash_dead (row) VALUES (?)", (old,))
             self._tables.remove(old)
