@@ -122,10 +122,15 @@ def sqlite_compare(m: int, queries: int, directory: Path) -> list[str]:
         while chunk := [d for _, d in zip(range(CHUNK), docs, strict=False)]:
             db.executemany("INSERT INTO docs VALUES (?, ?, ?)", chunk)
             if layout == "keys":
-                db.executemany("INSERT INTO bands VALUES (?, ?)", (
-                    (band_key("simhash", key), doc_id) for doc_id, sig, _ in chunk
-                    for key in block_keys(int(json.loads(sig)["simhash"], 16))
+                db.executemany("INSERT INTO doc_numbers (doc_id) VALUES (?)", (
+                    (doc_id,) for doc_id, _, _ in chunk
                 ))
+                db.executemany(
+                    "INSERT INTO bands SELECT ?, n FROM doc_numbers WHERE doc_id = ?", (
+                        (band_key("simhash", key), doc_id) for doc_id, sig, _ in chunk
+                        for key in block_keys(int(json.loads(sig)["simhash"], 16))
+                    ),
+                )
                 db.executemany("INSERT INTO simhash_keyed VALUES (?)", ((d,) for d, _, _ in chunk))
             else:
                 db.executemany("INSERT INTO simhash_rows (doc_id, fp) VALUES (?, ?)", (

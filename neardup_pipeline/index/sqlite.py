@@ -5,9 +5,11 @@ and `df_docs` each counted document's distinct words as one packed blob, so a re
 the old words first. Both change in the writer's transaction: SQLite serialises writers, so two
 processes never lose a count.
 
-Lookup keys live in `bands` as (64-bit hash of method and key, doc_id): one compact B-tree, no
-doc-id index (a replaced entry's rows are deleted by its old keys, which its metadata keeps; see
-`band_key` for why 64 bits suffice). Signatures and metadata as JSON beside the document row;
+Lookup keys live in `bands` as (64-bit hash of method and key, document number): one B-tree of
+small integer rows, no index by document (a replaced entry's rows are deleted by its old keys,
+which its metadata keeps; see `band_key` for why 64 bits suffice). `doc_numbers` names each
+number's doc id, numbered when it first has a band row. Signatures and metadata as JSON beside
+the document row;
 each document's cluster, and its similarity to the cluster's original, in the small
 `memberships` table as well, so a lookup groups its candidates by cluster without reading
 signatures (verdict.py verifies a cluster through its original first). Writes are committed in
@@ -67,10 +69,11 @@ CREATE TABLE IF NOT EXISTS memberships (
     cluster TEXT NOT NULL,
     to_original TEXT
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS doc_numbers (n INTEGER PRIMARY KEY, doc_id TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS bands (
     key INTEGER NOT NULL,
-    doc_id TEXT NOT NULL,
-    PRIMARY KEY (key, doc_id)
+    doc INTEGER NOT NULL,
+    PRIMARY KEY (key, doc)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS simhash_keyed (doc_id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS df (word INTEGER PRIMARY KEY, n INTEGER NOT NULL);
@@ -185,8 +188,9 @@ class SqliteIndex:
             ).rowcount == 1
             self._refresh()  # the INSERT took the write lock: no other commit until ours
             self._checked_in_write = True
-            if not new:
-                bands = self._replace(entry.doc_id, signatures, meta, bands)
+            doc, bands = (None, bands) if new else self._replace(
+                entry.doc_id, signatures, meta, bands
+            )
             if fingerprint is None and "simhash" in entry.keys:
                 self._db.execute(
                     "INSERT OR IGNORE INTO simhash_keyed (doc_id) VALUES (?)", (entry.doc_id,)
@@ -201,7 +205,7 @@ class SqliteIndex:
             )
             if self._tables is not None:
                 self._table_add(entry, fingerprint, replaced=not new)
-            _insert_bands(self._db, entry.doc_id, list(bands))
+            self._write_bands(entry.doc_id, doc, bands)
             self._entry_cache.put(entry.doc_id, IndexEntry(
                 entry.doc_id, dict(entry.signatures), {m: list(k) for m, k in entry.keys.items()},
                 dict(entry.meta),
@@ -216,10 +220,12 @@ class SqliteIndex:
             if self._tables is not None and self._tables.needs_merge():
                 self._merge()
 
-    def _replace(self, doc_id: str, signatures: str, meta: str, bands: set[int]) -> set[int]:
-        """Overwrite a stored entry and delete the band rows of its old keys that the new ones
-        lack; the new keys' rows still to insert are returned. Lock and write lock held, caches
-        current."""
+    def _replace(
+        self, doc_id: str, signatures: str, meta: str, bands: set[int]
+    ) -> tuple[int | None, set[int]]:
+        """Overwrite a stored entry and delete the band rows of its old keys the new `bands` lack.
+        Returns the document's number (None: it has none yet) and the band rows still to insert.
+        Lock and write lock held, caches current."""
         cached = self._entry_cache.get(doc_id)
         if cached is not None:
             old_keys = cached.keys
@@ -232,12 +238,32 @@ class SqliteIndex:
             "DELETE FROM simhash_keyed WHERE doc_id = ? RETURNING 1", (doc_id,)
         ).fetchall():  # its simhash keys were the tables' (simhash_rows), not band rows
             old_keys = {method: keys for method, keys in old_keys.items() if method != "simhash"}
-        old = _band_keys(old_keys)
-        _delete_bands(self._db, doc_id, list(old - bands))
         self._db.execute(
             "UPDATE docs SET signatures = ?, meta = ? WHERE doc_id = ?", (signatures, meta, doc_id)
         )
-        return bands - old
+        old = _band_keys(old_keys)
+        if not old and not bands:  # no rows before, none now: its number, if any, is not needed
+            return None, bands
+        doc = self._doc_number(doc_id)
+        if doc is None:  # no rows before
+            return None, bands
+        _delete_bands(self._db, doc, list(old - bands))
+        return doc, bands - old
+
+    def _write_bands(self, doc_id: str, doc: int | None, bands: set[int]) -> None:
+        """Insert a document's band rows, numbering it first when it has no number yet."""
+        if not bands:
+            return
+        if doc is None:
+            (doc,) = self._db.execute(
+                "INSERT INTO doc_numbers (doc_id) VALUES (?) RETURNING n", (doc_id,)
+            ).fetchone()
+        _insert_bands(self._db, doc, list(bands))
+
+    def _doc_number(self, doc_id: str) -> int | None:
+        """A stored document's number in `bands`, if it has one."""
+        row = self._db.execute("SELECT n FROM doc_numbers WHERE doc_id = ?", (doc_id,)).fetchone()
+        return None if row is None else int(row[0])
 
     def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
         found: set[str] = set()
@@ -509,7 +535,8 @@ class SqliteIndex:
             if fingerprint is not None:
                 others = _band_keys({m: k for m, k in entry.keys.items() if m != "simhash"})
                 simhash = _band_keys({"simhash": entry.keys["simhash"]})
-                _delete_bands(self._db, doc_id, list(simhash - others))  # shared rows stay
+                if (doc := self._doc_number(doc_id)) is not None:
+                    _delete_bands(self._db, doc, list(simhash - others))  # shared rows stay
                 self._db.execute("DELETE FROM simhash_keyed WHERE doc_id = ?", (doc_id,))
                 self._table_add(entry, fingerprint)
         self._keyed_simhash = self._db.execute(
@@ -559,30 +586,31 @@ def _sharing(db: sqlite3.Connection, keys: Sequence[int]) -> Iterator[str]:
     `key IN (...)`, which SQLite first copies into an ephemeral index."""
     for chunk in _chunks(keys):
         for (doc_id,) in db.execute(
-            "SELECT doc_id FROM (VALUES " + ",".join(["(?)"] * len(chunk)) + ") AS wanted"
-            " CROSS JOIN bands ON bands.key = wanted.column1",
+            "SELECT doc_numbers.doc_id FROM (VALUES " + ",".join(["(?)"] * len(chunk)) + ")"
+            " AS wanted CROSS JOIN bands ON bands.key = wanted.column1"
+            " CROSS JOIN doc_numbers ON doc_numbers.n = bands.doc",
             chunk,
         ):
             yield doc_id
 
 
-def _insert_bands(db: sqlite3.Connection, doc_id: str, keys: Sequence[int]) -> None:
+def _insert_bands(db: sqlite3.Connection, doc: int, keys: Sequence[int]) -> None:
     """Band rows of one document: one INSERT over a VALUES list, measured faster than
     executemany's statement run per row."""
     for chunk in _chunks(keys, _LOOKUP_CHUNK - 1):
         db.execute(
-            "INSERT OR IGNORE INTO bands (key, doc_id) SELECT column1, ? FROM (VALUES "
+            "INSERT OR IGNORE INTO bands (key, doc) SELECT column1, ? FROM (VALUES "
             + ",".join(["(?)"] * len(chunk)) + ")",
-            (doc_id, *chunk),
+            (doc, *chunk),
         )
 
 
-def _delete_bands(db: sqlite3.Connection, doc_id: str, keys: Sequence[int]) -> None:
-    """Band rows of one document, found by primary key: there is no doc-id index."""
+def _delete_bands(db: sqlite3.Connection, doc: int, keys: Sequence[int]) -> None:
+    """Band rows of one document, found by primary key: there is no index by document."""
     for chunk in _chunks(keys, _LOOKUP_CHUNK - 1):
         db.execute(
-            "DELETE FROM bands WHERE doc_id = ? AND key IN (" + ",".join("?" * len(chunk)) + ")",
-            (doc_id, *chunk),
+            "DELETE FROM bands WHERE doc = ? AND key IN (" + ",".join("?" * len(chunk)) + ")",
+            (doc, *chunk),
         )
 
 
@@ -711,8 +739,10 @@ def _move_keys(db: sqlite3.Connection) -> None:
     if db.execute(old).fetchone() is None:
         return
     db.create_function("band_key", 2, band_key, deterministic=True)
-    db.execute(
-        "INSERT OR IGNORE INTO bands (key, doc_id) SELECT band_key(method, key), doc_id FROM keys"
+    db.execute("INSERT OR IGNORE INTO doc_numbers (doc_id) SELECT doc_id FROM docs")
+    db.execute(  # rows of a doc id `docs` lacks (none should exist) are left behind
+        "INSERT OR IGNORE INTO bands (key, doc) SELECT band_key(keys.method, keys.key),"
+        " doc_numbers.n FROM keys JOIN doc_numbers ON doc_numbers.doc_id = keys.doc_id"
     )
     db.execute(
         "INSERT OR IGNORE INTO simhash_keyed (doc_id) SELECT doc_id FROM keys"
