@@ -7,15 +7,15 @@ processes never lose a count.
 
 Lookup keys live in `bands` as (64-bit hash of method and key, document number): one B-tree of
 small integer rows, no index by document (a replaced entry's rows are deleted by its old keys,
-which its metadata keeps; see `band_key` for why 64 bits suffice). `doc_numbers` names each
-number's doc id, numbered when it first has a band row. Signatures and metadata as JSON beside
-the document row;
-each document's cluster, and its similarity to the cluster's original, in the small
-`memberships` table as well, so a lookup groups its candidates by cluster without reading
-signatures (verdict.py verifies a cluster through its original first). Writes are committed in
-batches (and at flush/close); lookups on the same connection see uncommitted writes, so
-read-after-write holds without a commit per page. A file written with the former `keys` table
-(text keys, each row stored twice) has its rows moved into `bands` when opened, once.
+which its metadata keeps; see `band_key` for why 64 bits suffice). `doc_numbers` maps numbers
+to doc ids; a document is numbered when it first has band rows. Signatures and metadata as JSON
+beside the document row; each document's cluster, and its similarity to the cluster's original,
+in the small `memberships` table as well, so a lookup groups its candidates by cluster without
+reading signatures (verdict.py verifies a cluster through its original first). Writes are
+committed in batches (and at flush/close); lookups on the same connection see uncommitted
+writes, so read-after-write holds without a commit per page. A file written with the former
+`keys` table (text keys and doc ids, each row stored twice) has its rows moved into `bands`
+when opened, once.
 
 Simhash (once the parameters are known): no key rows. `simhash_rows` keeps each document's
 fingerprint under a never-reused row number (the durable log), and lookups go to permuted sorted
