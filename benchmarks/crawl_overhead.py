@@ -25,8 +25,10 @@ a site's server is not the crawler's to pay for) or by a ThreadingHTTPServer in 
 - on (lexbor) with --lexbor: the defaults with the lexbor parser (NEARDUP_HTML_PARSER=lexbor);
 - on (METHODS) for each --extra-methods entry.
 
---rounds N runs the modes N times in turn (the machine drifts); each row's overhead is against
-the "off" run of its own round.
+--rounds N runs the modes N times in turn (the machine drifts), every second round in the
+reverse order (off, on, ...; then ..., on, off), so a drift over the run weighs on both sides
+alike; each row's overhead is against the "off" run of its own round, and a last table gives
+each mode's mean overhead and its range over the rounds.
 
 Every mode runs the same settings: no robots.txt, no delay, no AutoThrottle, --concurrency
 requests in parallel, LOG_LEVEL=WARNING. Each crawl stops by itself: CLOSESPIDER_TIMEOUT, and the
@@ -41,7 +43,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import http.server
-import itertools
 import json
 import os
 import re
@@ -269,16 +270,23 @@ def crawl(
 # --- report ------------------------------------------------------------------------------------
 
 
+def _mode_and_round(label: str) -> tuple[str, str]:
+    mode, _, round_number = label.partition(" #")
+    return mode, round_number
+
+
 def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server: str) -> str:
-    base = None  # the latest "off" run before each row (with --rounds: its own round's)
+    offs = {_mode_and_round(r["label"])[1]: r for r in runs  # each round's "off" run
+            if _mode_and_round(r["label"])[0] == "off" and "error" not in r}
+    overheads: dict[str, list[float]] = {}
     lines = [
         "| mode | pages crawled | wall s | crawl s | pages/s | overhead (crawl time) "
         "| crawler CPU ms/page | check CPU ms/page | checked | duplicates | finish |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
-        if r["label"].split(" #")[0] == "off" and "error" not in r:
-            base = r
+        mode, round_number = _mode_and_round(r["label"])
+        base = offs.get(round_number)
         if "error" in r:
             lines.append(f"| {r['label']} | - | - | - | - | - | - | - | - | - "
                          f"| {r['error'][:80]} |")
@@ -289,13 +297,20 @@ def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server:
         if base is not None and r is not base:
             base_rate = (base.get("response_received_count") or 0) / float(
                 base.get("elapsed_time_seconds") or base["wall"])
-            overhead = f"{100 * (base_rate / (got / elapsed) - 1):+.1f}%"
+            share = 100 * (base_rate / (got / elapsed) - 1)
+            overheads.setdefault(mode, []).append(share)
+            overhead = f"{share:+.1f}%"
         lines.append(
             f"| {r['label']} | {got:,} | {r['wall']:.1f} | {elapsed:.1f} | {got / elapsed:,.1f} "
             f"| {overhead} | {_per_page(r.get('cpu/crawler'), got)} "
             f"| {_per_page(r.get('cpu/helpers'), got)} | {r.get('neardup/checked') or '-'} "
             f"| {r.get('neardup/duplicates') or '-'} | {r.get('finish_reason')} |"
         )
+    if any(len(shares) > 1 for shares in overheads.values()):
+        lines += ["", "| mode | rounds | mean overhead | range |", "|---|---|---|---|"]
+        lines += [f"| {mode} | {len(shares)} | {sum(shares) / len(shares):+.1f}% "
+                  f"| {min(shares):+.1f}% to {max(shares):+.1f}% |"
+                  for mode, shares in overheads.items()]
     return (f"{dt.date.today().isoformat()}: {pages:,}-page site on 127.0.0.1 served by {server}, "
             f"CONCURRENT_REQUESTS={concurrency}, {os.cpu_count()} cores\n\n" + "\n".join(lines))
 
@@ -359,7 +374,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / f'extra{i}.sqlite'}",
                 "NEARDUP_METHODS": methods,
             }))
-        for round_number, (label, env) in itertools.product(range(args.rounds), modes):
+        order = [(n, mode) for n in range(args.rounds)
+                 for mode in (modes if n % 2 == 0 else modes[::-1])]
+        for round_number, (label, env) in order:
             if args.rounds > 1:  # every round starts from an empty index of its own
                 label = f"{label} #{round_number + 1}"
                 env = {k: v.replace(".sqlite", f".{round_number}.sqlite") for k, v in env.items()}
