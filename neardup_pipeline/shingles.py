@@ -1,10 +1,9 @@
 """Word shingles (overlapping n-grams), each hashed to 64 bits without a Python loop per shingle.
 
 Every distinct word is hashed once (and cached across documents and hashers of one process); a
-shingle's hash is the Rabin
-fingerprint of the concatenated 64-bit fingerprints of its words, which numpy computes for all
-shingles of a document at once. With `xxh64`, words are hashed by xxh64 and combined by xxh64's
-own round function, also vectorised.
+shingle's hash is the Rabin fingerprint of the concatenated 64-bit fingerprints of its words,
+computed for all shingles of a document at once. With `xxh64`, words are hashed by xxh64 and
+combined by xxh64's own round function, also vectorised.
 """
 
 from __future__ import annotations

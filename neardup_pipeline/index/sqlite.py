@@ -688,25 +688,42 @@ def _membership_row(row: Any) -> tuple[Membership, int]:
     return membership_from(doc_id, cluster, json.loads(to_original) if to_original else None), 1
 
 
-def _fill_memberships(db: sqlite3.Connection) -> None:
-    """Fill `memberships` of a file written before it existed from the documents' metadata,
-    once (a params row marks it done), under the write lock."""
-    done = "SELECT 1 FROM params WHERE name = 'memberships'"
-    if db.execute(done).fetchone() is not None:
-        return
+def _upgrade_once(
+    db: sqlite3.Connection, name: str, value: str, upgrade: Callable[[sqlite3.Connection], None]
+) -> str:
+    """The params row `name`'s value. A file without it is upgraded first: `upgrade(db)` and the
+    row written with `value`, in one transaction under the write lock, checked again inside it
+    (another process opening the file at the same time upgrades it once)."""
+    done = "SELECT value FROM params WHERE name = ?"
+    row = db.execute(done, (name,)).fetchone()
+    if row is not None:
+        return str(row[0])
     db.execute("BEGIN IMMEDIATE")
     try:
-        if db.execute(done).fetchone() is None:  # another process may have been first
-            db.execute(
-                "INSERT OR IGNORE INTO memberships (doc_id, cluster, to_original)"
-                " SELECT doc_id, COALESCE(json_extract(meta, '$.cluster'), doc_id),"
-                " json_extract(meta, '$.to_original') FROM docs"
-            )
-            db.execute("INSERT INTO params (name, value) VALUES ('memberships', '1')")
+        row = db.execute(done, (name,)).fetchone()
+        if row is None:  # another process may have been first
+            upgrade(db)
+            db.execute("INSERT INTO params (name, value) VALUES (?, ?)", (name, value))
+            row = (value,)
         db.commit()
     except BaseException:
         db.rollback()
         raise
+    return str(row[0])
+
+
+def _fill_memberships(db: sqlite3.Connection) -> None:
+    """Fill `memberships` of a file written before it existed from the documents' metadata,
+    once (a params row marks it done), under the write lock."""
+    _upgrade_once(db, "memberships", "1", _copy_memberships)
+
+
+def _copy_memberships(db: sqlite3.Connection) -> None:
+    db.execute(
+        "INSERT OR IGNORE INTO memberships (doc_id, cluster, to_original)"
+        " SELECT doc_id, COALESCE(json_extract(meta, '$.cluster'), doc_id),"
+        " json_extract(meta, '$.to_original') FROM docs"
+    )
 
 
 def _migrate_keys(db: sqlite3.Connection) -> None:
@@ -714,22 +731,9 @@ def _migrate_keys(db: sqlite3.Connection) -> None:
     twice with its doc-id index) into `bands`, once, under the write lock; the params row
     `bands` names the key hash and marks it done. Its simhash rows go to `bands` too, their
     documents listed in `simhash_keyed`: the tables adopt them when they open."""
-    done = "SELECT value FROM params WHERE name = 'bands'"
-    row = db.execute(done).fetchone()
-    if row is None:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            row = db.execute(done).fetchone()
-            if row is None:  # another process may have been first
-                _move_keys(db)
-                db.execute("INSERT INTO params (name, value) VALUES ('bands', ?)", (_BAND_HASH,))
-                row = (_BAND_HASH,)
-            db.commit()
-        except BaseException:
-            db.rollback()
-            raise
-    if row[0] != _BAND_HASH:
-        raise sqlite3.DatabaseError(f"lookup keys hashed with {row[0]!r}, not {_BAND_HASH!r}")
+    found = _upgrade_once(db, "bands", _BAND_HASH, _move_keys)
+    if found != _BAND_HASH:
+        raise sqlite3.DatabaseError(f"lookup keys hashed with {found!r}, not {_BAND_HASH!r}")
 
 
 def _move_keys(db: sqlite3.Connection) -> None:
