@@ -22,9 +22,11 @@ Peers, each with the companions a user would pick for it:
 - trafilatura: trafilatura.extract (main content), trafilatura.deduplication.Simhash; it has no
   index, so its 64-bit values go into the 1e0ng SimhashIndex (k=3, the same Manku blocks).
 - neardup: Deduplicator + MemoryIndex through the Python API, methods simhash and minhash
-  separately, and the default configuration as a third row; a fourth row runs the default with
-  the lexbor parser (NearDupConfig.html_parser, the [lexbor] extra), a fifth with the
-  pure-Python walk of the tree instead of the C++ one (`extract.NATIVE_WALK`, same text).
+  separately, and the default configuration as a third row (the C++ walk fed by libxml2's parse
+  events); a fourth row runs the default with the C++ walk over lxml's tree instead
+  (`extract.LIBXML2_EVENTS` False, same text), a fifth with the lexbor parser
+  (NearDupConfig.html_parser, the [lexbor] extra), a sixth with the pure-Python walk of the tree
+  instead of the C++ one (`extract.NATIVE_WALK`, same text).
 
 Every peer indexes every page with text (duplicates too); a page joins the cluster of its first
 found near-duplicate (neardup: of its verdict). Scores are pairwise precision/recall/F1 of those
@@ -321,17 +323,23 @@ class NeardupPeer(Peer):
     """neardup's own Python API; extraction time is read by wrapping the fingerprinter."""
 
     def __init__(self, label: str, methods: tuple[str, ...] | None,
-                 native_walk: bool = True, parser: str = "lxml") -> None:
+                 native_walk: bool = True, parser: str = "lxml", events: bool = True) -> None:
         super().__init__()
+        from neardup_pipeline import extract
+
         self.methods = methods
         self.native_walk = native_walk  # False: extract's pure-Python walk (same text)
         self.parser = parser  # NearDupConfig.html_parser
+        # False: the C++ walk reads lxml's tree, not libxml2's events (same text); a tree built
+        # before the events existed has no such switch
+        self.events = events and getattr(extract, "LIBXML2_EVENTS", False)
         self.name = f"neardup {label}"
         config = self.config()
         names = getattr(config, "method_names", config.methods)
         content = getattr(config, "text_content", getattr(config, "content", "whole"))
         walk = "C++ walk" if native_walk else "Python walk"
-        self.stack = (f"{parser} tree + {walk} ({content}) + canonical words + "
+        source = "events" if parser == "lxml" and native_walk and self.events else "tree"
+        self.stack = (f"{parser} {source} + {walk} ({content}) + canonical words + "
                       f"{'+'.join(names)} + MemoryIndex")
 
     def config(self) -> Any:
@@ -362,6 +370,8 @@ class NeardupPeer(Peer):
         from neardup_pipeline import Document, extract
 
         extract.NATIVE_WALK = self.native_walk
+        if hasattr(extract, "LIBXML2_EVENTS"):
+            extract.LIBXML2_EVENTS = self.events
         verdict = self.dedup.process(Document(str(key), html=html))
         return int(verdict.duplicate_of) if verdict.duplicate_of is not None else None
 
@@ -371,6 +381,7 @@ def all_peers() -> list[Callable[[], Peer]]:
         lambda: NeardupPeer("simhash", ("simhash",)),
         lambda: NeardupPeer("minhash", ("minhash",)),
         lambda: NeardupPeer("default", None),
+        lambda: NeardupPeer("default, lxml tree", None, events=False),
         lambda: NeardupPeer("default, lexbor parser", None, parser="lexbor"),
         lambda: NeardupPeer("default, Python walk", None, native_walk=False),
         DatasketchPeer,

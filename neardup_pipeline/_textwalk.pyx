@@ -9,7 +9,9 @@ read limit, the blocks before the title, block boundaries as spaces, whitespace 
 
 A page's tree is first copied into a flat one (`_Tree`: elements and text nodes in document
 order, linked by index, each element's tag kinds as bits, the text in one UTF-8 buffer), which
-the walk reads for every chrome level. Two parsers fill it:
+the walk reads for every chrome level. Two parsers fill it, libxml2 two ways:
+- libxml2's parse events (`libxml2_walk`, the default): lxml's HTML parse without the tree it
+  would build, 2-3x faster (the tree's nodes were most of the parse's cost);
 - lxml's libxml2 tree (`chrome_walk`), read through lxml's public C API;
 - lexbor's (`lexbor_walk`, selectolax's build of it, called through lexbor's exported functions):
   the same text on real pages (every page of the shared data and the Apache manual), at 2.5x
@@ -20,7 +22,7 @@ the walk reads for every chrome level. Two parsers fill it:
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from cython.operator cimport dereference as deref
 from libc.stdint cimport uintptr_t
-from libc.string cimport memchr, strcmp, strlen
+from libc.string cimport memchr, memset, strcmp, strlen
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -28,7 +30,12 @@ from libcpp.vector cimport vector
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (
     XML_CDATA_SECTION_NODE as CDATA_NODE, XML_ELEMENT_NODE as ELEMENT_NODE,
-    XML_TEXT_NODE as TEXT_NODE, xmlAttr, xmlNode,
+    XML_TEXT_NODE as TEXT_NODE, xmlAttr, xmlChar, xmlDict, xmlDoc, xmlNode,
+)
+from lxml.includes.xmlerror cimport XML_ERR_RESOURCE_LIMIT, xmlError, xmlStructuredErrorFunc
+from lxml.includes.xmlparser cimport (
+    cdataBlockSAXFunc, charactersSAXFunc, endElementSAXFunc, startElementSAXFunc, xmlParserCtxt,
+    xmlSAXHandler,
 )
 
 cdef extern from "Python.h":
@@ -43,6 +50,8 @@ cdef extern from "<dlfcn.h>" nogil:
     void* dlsym(void* handle, const char* symbol)
     int RTLD_NOW
     int RTLD_NOLOAD
+
+import threading
 
 from neardup_pipeline.htmltags import (
     BLOCK_TAGS, INVISIBLE_TAGS, LANDMARK_ROLES, LANDMARK_TAGS, LINK_BLOCK_TAGS, MAIN_TAGS,
@@ -198,6 +207,18 @@ cdef class _Tree:
         self.texts.append(text, length)
         self.nodes[index].length = length
         return 0
+
+    cdef int append_text(self, const char* text, size_t length) except -1:
+        """add_text, joined to the open element's last child when that is text (as libxml2's
+        tree builder joins a text event to the text node before it)."""
+        cdef int last
+        if self.open.size() and self.last.back() >= 0:
+            last = self.last.back()
+            if not self.nodes[last].element:
+                self.texts.append(text, length)
+                self.nodes[last].length += length
+                return 0
+        return self.add_text(text, length)
 
     # --- the walk -----------------------------------------------------------------------------
 
@@ -584,6 +605,257 @@ def libxml2_title(cetree._Element root not None):
             return PyUnicode_DecodeUTF8(text.c_str(), text.size(), "replace")
         node = _libxml2_after(node, top, True)
     return None
+
+
+# --- libxml2's parser without its tree (SAX events) -------------------------------------------
+
+# libxml2's types and option bits, from the headers lxml ships; its functions are bound at run
+# time from lxml's own library (_load_libxml2), which exports them: the one libxml2 of the process.
+cdef extern from "libxml/HTMLparser.h" nogil:
+    int HTML_SAX_OPTIONS "(HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_COMPACT | XML_PARSE_HUGE)"
+
+ctypedef xmlParserCtxt* (*_new_context_t)(const xmlSAXHandler* handler, void* data) noexcept nogil
+ctypedef xmlDoc* (*_read_memory_t)(xmlParserCtxt* context, const char* buffer, int size,
+                                   const char* url, const char* encoding,
+                                   int options) noexcept nogil
+ctypedef void (*_context_t)(xmlParserCtxt* context) noexcept nogil
+ctypedef void (*_set_errors_t)(xmlParserCtxt* context, xmlStructuredErrorFunc handler,
+                               void* data) noexcept nogil
+ctypedef void (*_free_doc_t)(xmlDoc* doc) noexcept nogil
+ctypedef int (*_dict_size_t)(xmlDict* names) noexcept nogil
+
+cdef struct _Libxml2:
+    _new_context_t new_context
+    _read_memory_t read_memory
+    _context_t free_context
+    _context_t stop
+    _set_errors_t set_error_handler
+    _free_doc_t free_doc
+    _dict_size_t dict_size
+
+cdef _Libxml2 _libxml2
+cdef bint _libxml2_ready = False
+
+# A context keeps the names of every page it read (libxml2's dictionary): past this many a fresh
+# one is made, so a crawl of made-up tag names cannot grow it without end.
+cdef int MAX_KEPT_NAMES = 50_000
+
+
+def _load_libxml2():
+    """Bind the libxml2 functions of lxml's extension (once); ImportError when it lacks them
+    (a libxml2 older than 2.13, or one whose version is not that of the headers built against)."""
+    global _libxml2_ready
+    if _libxml2_ready:
+        return
+    import lxml.etree
+
+    if lxml.etree.LIBXML_VERSION != lxml.etree.LIBXML_COMPILED_VERSION or (
+            lxml.etree.LIBXML_VERSION < (2, 13)):
+        raise ImportError(f"libxml2 {lxml.etree.LIBXML_VERSION} is not the parser's build")
+    cdef bytes path = lxml.etree.__file__.encode()
+    cdef void* library = dlopen(path, RTLD_NOW | RTLD_NOLOAD)
+    if library == NULL:
+        raise ImportError("lxml's library cannot be opened")
+    _libxml2.new_context = <_new_context_t>_symbol(library, b"htmlNewSAXParserCtxt")
+    _libxml2.read_memory = <_read_memory_t>_symbol(library, b"htmlCtxtReadMemory")
+    _libxml2.free_context = <_context_t>_symbol(library, b"htmlFreeParserCtxt")
+    _libxml2.stop = <_context_t>_symbol(library, b"xmlStopParser")
+    _libxml2.set_error_handler = <_set_errors_t>_symbol(library, b"xmlCtxtSetErrorHandler")
+    _libxml2.free_doc = <_free_doc_t>_symbol(library, b"xmlFreeDoc")
+    _libxml2.dict_size = <_dict_size_t>_symbol(library, b"xmlDictSize")
+    _libxml2_ready = True
+
+
+cdef struct _KnownName:
+    string name
+    int bits
+
+
+cdef class _Libxml2Reader:
+    """lxml's HTML parse of a page (its parser options, UTF-8 declared) as SAX events that fill a
+    _Tree directly: the walk of chrome_walk over the tree libxml2 would have built, without
+    building it (its nodes' allocation and freeing were half of the parse).
+
+    The events are those libxml2's own tree builder (xmlSAX2*) receives, read the way it reads
+    them: an element under the one open, text into the open element (none outside the root),
+    CDATA blocks as text (the walk reads CDATA nodes as text), comments and processing
+    instructions dropped (the parser's remove_comments, remove_pis). Its depth limit is the tree
+    builder's, so it is applied here: 2048 open elements (ValueError, as after lxml)."""
+
+    cdef xmlParserCtxt* context
+    cdef xmlSAXHandler handler
+    cdef _Tree tree
+    cdef unordered_map[uintptr_t, _KnownName] kinds  # by name pointer (the dictionary's)
+    cdef int depth  # open elements, the invisible ones and those inside them too
+    cdef int skipped  # open elements from the outermost invisible one in
+    cdef int roots  # elements opened at the top: the first is lxml's root
+    cdef int title_depth  # depth of the first title while inside it; 0 before it, -1 after
+    cdef string title
+    cdef bint found_title
+    cdef bint too_deep  # the tree builder's depth limit, or a resource limit of the parser
+    cdef object failure  # an exception raised while filling (MemoryError)
+
+    def __cinit__(self):
+        _load_libxml2()
+        # only the events that shape the text: no document, no DTD, no comments, no PIs
+        memset(&self.handler, 0, sizeof(xmlSAXHandler))
+        self.handler.initialized = 1
+        # (the GIL is held while libxml2 calls them: read() parses with it)
+        self.handler.startElement = <startElementSAXFunc>_sax_start
+        self.handler.endElement = <endElementSAXFunc>_sax_end
+        self.handler.characters = <charactersSAXFunc>_sax_text
+        self.handler.cdataBlock = <cdataBlockSAXFunc>_sax_text
+        self.context = NULL
+        self._new_context()
+
+    cdef int _new_context(self) except -1:
+        if self.context != NULL:
+            _libxml2.free_context(self.context)
+        self.kinds.clear()
+        self.context = _libxml2.new_context(&self.handler, <void*>self)
+        if self.context == NULL:
+            raise MemoryError("libxml2 could not create a parser")
+        _libxml2.set_error_handler(self.context, <xmlStructuredErrorFunc>_sax_error,
+                                   <void*>self)
+        return 0
+
+    def __dealloc__(self):
+        if self.context != NULL:
+            _libxml2.free_context(self.context)
+
+    cdef int kind(self, const char* name) except -1:
+        cdef uintptr_t key = <uintptr_t>name
+        cdef unordered_map[uintptr_t, _KnownName].iterator found = self.kinds.find(key)
+        if found != self.kinds.end() and strcmp(deref(found).second.name.c_str(), name) == 0:
+            return deref(found).second.bits
+        cdef _KnownName known
+        known.name = string(name)
+        known.bits = _kind_of_name(name, known.name.size())
+        self.kinds[key] = known
+        return known.bits
+
+    cdef void fail(self, object failure) noexcept:
+        if self.failure is None:
+            self.failure = failure
+        _libxml2.stop(self.context)
+
+    cdef void start(self, const char* name, const char** attributes) noexcept:
+        cdef int bits, index
+        if self.depth >= MAX_DEPTH:
+            self.too_deep = True
+            _libxml2.stop(self.context)
+            return
+        self.depth += 1
+        if self.depth == 1:
+            self.roots += 1
+        if (self.title_depth == 0 and self.depth > 1 and self.roots == 1
+                and strcmp(name, b"title") == 0):
+            self.title_depth = self.depth
+            self.found_title = True
+        if self.skipped:
+            self.skipped += 1
+            return
+        try:
+            bits = self.kind(name)
+            if bits & INVISIBLE or self.roots > 1:  # not text, or outside lxml's root
+                self.skipped = 1
+                return
+            index = self.tree.open_element(bits)
+            if self.tree.roles and attributes != NULL:
+                self.tree.nodes[index].role = _sax_role(attributes)
+        except BaseException as failure:
+            self.fail(failure)
+
+    cdef void end(self) noexcept:
+        if self.depth == 0:
+            return
+        if self.title_depth == self.depth:
+            self.title_depth = -1
+        self.depth -= 1
+        if self.skipped:
+            self.skipped -= 1
+        else:
+            self.tree.close_element()
+
+    cdef void text(self, const char* text, int length) noexcept:
+        if self.title_depth > 0:
+            self.title.append(text, length)
+        if self.skipped or self.depth == 0 or length <= 0:
+            return
+        try:
+            self.tree.append_text(text, <size_t>length)
+        except BaseException as failure:
+            self.fail(failure)
+
+    def read(self, const unsigned char[::1] data not None, bint roles, Py_ssize_t read_limit):
+        """(walk, title or None) of UTF-8 markup: chrome_walk's walk of lxml's tree and
+        libxml2_title's title, from the parse's events."""
+        if data.shape[0] > 0x7FFFFFFF:
+            raise ValueError("markup over 2 GiB")
+        self.tree = _Tree(roles, read_limit)
+        self.depth = self.skipped = self.roots = self.title_depth = 0
+        self.title.clear()
+        self.found_title = self.too_deep = False
+        self.failure = None
+        cdef const char* markup = b""
+        if data.shape[0]:
+            markup = <const char*>&data[0]
+        cdef xmlDoc* doc = _libxml2.read_memory(self.context, markup, <int>data.shape[0], NULL,
+                                                b"UTF-8", HTML_SAX_OPTIONS)
+        if doc != NULL:  # (no document is built without the startDocument event)
+            _libxml2.free_doc(doc)
+        tree, self.tree = self.tree, None
+        if _libxml2.dict_size(self.context.dict) > MAX_KEPT_NAMES:
+            self._new_context()
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
+        if self.too_deep:
+            raise ValueError("markup nested beyond libxml2's depth limit")
+        title = (PyUnicode_DecodeUTF8(self.title.c_str(), self.title.size(), "replace")
+                 if self.found_title else None)
+        return tree, title
+
+
+cdef void _sax_start(void* reader, const xmlChar* name, const xmlChar** attributes) noexcept:
+    (<_Libxml2Reader>reader).start(<const char*>name, <const char**>attributes)
+
+
+cdef void _sax_end(void* reader, const xmlChar* name) noexcept:
+    (<_Libxml2Reader>reader).end()
+
+
+cdef void _sax_text(void* reader, const xmlChar* text, int length) noexcept:
+    (<_Libxml2Reader>reader).text(<const char*>text, length)
+
+
+cdef void _sax_error(void* reader, const xmlError* error) noexcept:
+    if error != NULL and error.code == XML_ERR_RESOURCE_LIMIT:
+        (<_Libxml2Reader>reader).too_deep = True
+
+
+cdef int _sax_role(const char** attributes) except -1:
+    """_libxml2_role from a start tag's (name, value) pairs (a value-less attribute: "")."""
+    cdef int i = 0
+    while attributes[i] != NULL:
+        if strcmp(attributes[i], b"role") == 0:
+            value = attributes[i + 1] if attributes[i + 1] != NULL else b""
+            return _role_of(value)
+        i += 2
+    return NO_ROLE
+
+
+_READERS = threading.local()  # a libxml2 parser context is one thread's
+
+
+def libxml2_walk(const unsigned char[::1] data not None, bint roles, Py_ssize_t read_limit):
+    """(walk, title or None) of UTF-8 markup, as extract reads lxml's tree of it (chrome_walk
+    and libxml2_title) but from libxml2's parse events: ValueError beyond its depth limit;
+    ImportError where this libxml2 cannot be driven so (the caller parses a tree)."""
+    reader = getattr(_READERS, "reader", None)
+    if reader is None:
+        reader = _READERS.reader = _Libxml2Reader()
+    return (<_Libxml2Reader>reader).read(data, roles, read_limit)
 
 
 # --- lexbor (selectolax's build) ----------------------------------------------------------------

@@ -1,15 +1,17 @@
-"""The C++ walk of lxml's tree (`_textwalk`) gives the pure-Python walk's text, to the character.
+"""The C++ walk (`_textwalk`) gives the pure-Python walk's text, to the character.
 
 Both decide the same site chrome (landmarks, link-only blocks under a read limit, the blocks
-before the title) and read the same visible text; the C++ one only reads the tree, so one parse
-serves every chrome level. Compared here on every page of the PostgreSQL manual and the
-installation guide, on generated chrome-heavy markup and on markup soup (hypothesis), at every
-chrome level, with and without ARIA roles.
+before the title) and read the same visible text; the C++ one only reads the page, so one parse
+serves every chrome level. It reads libxml2 two ways: lxml's tree (`chrome_walk`) and, by
+default, the parse's events without a tree (`libxml2_walk`); the three walks are compared here
+on every page of the PostgreSQL manual and the installation guide, on generated chrome-heavy
+markup and on markup soup (hypothesis), at every chrome level, with and without ARIA roles.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -32,6 +34,7 @@ def test_the_extension_is_built_and_used_by_default() -> None:
     # Python walk); CI has g++, so a silent fallback there is a failure.
     assert textwalk is not None
     assert extract.NATIVE_WALK
+    assert extract.LIBXML2_EVENTS  # lxml's wheels export the libxml2 functions it calls
 
 
 def both_walks(markup: str | bytes, levels: tuple[Chrome, ...] = tuple(Chrome)) -> None:
@@ -51,22 +54,32 @@ def both_walks(markup: str | bytes, levels: tuple[Chrome, ...] = tuple(Chrome)) 
     for roles in (True, False):
         walk = textwalk.chrome_walk(root, roles, limit)
         whole = textwalk.chrome_walk(unstripped, roles, limit)
+        events, _ = textwalk.libxml2_walk(data, roles, limit)
         for level in levels:
             fresh, _ = extract._lxml_tree(data)
             assert fresh is not None
             expected = extract._python_walk(fresh, level, roles, limit)
             assert walk.text(level) == expected, (level, roles)
             assert whole.text(level) == expected, (level, roles)
+            assert events.text(level) == expected, (level, roles)
     assert lxml.etree.tostring(root) == before  # read, never changed
 
 
 def both_extractions(markup: str | bytes) -> None:
+    """html_to_text alike with the Python walk, the C++ walk of lxml's tree and (the default)
+    the C++ walk of libxml2's events: text, title, parser, encoding."""
     for chromeless in (True, False):
         native, extract.NATIVE_WALK = extract.NATIVE_WALK, False
         try:
             python = html_to_text(markup, chromeless=chromeless)
         finally:
             extract.NATIVE_WALK = native
+        events, extract.LIBXML2_EVENTS = extract.LIBXML2_EVENTS, False
+        try:
+            tree = html_to_text(markup, chromeless=chromeless)
+        finally:
+            extract.LIBXML2_EVENTS = events
+        assert tree == python
         assert html_to_text(markup, chromeless=chromeless) == python
 
 
@@ -119,20 +132,77 @@ def assert_worked_example(walk: Any) -> None:
     b"<svg><title>the svg's <b>own</b></title></svg><title>page</title>",
     b"<title>a &amp; b <![CDATA[c]]></title><title>second</title>",
     "<title>d\u00e9j\u00e0 \U0001f600</title>".encode(), b"<body><div><title>late</title></div>",
+    b"<html><body>x</body></html><title>after the root</title>", b"<title>never closed",
+    b"<title>a<!-- c -->b<?pi x?>c</title>", b"<head><script><title>s</title></script></head>",
 ])
 def test_the_title_is_lxmls_first_title_as_a_string(markup: bytes) -> None:
     """libxml2_title is string(root.find(".//title")): the first in document order, even in an
     invisible element, with everything inside it as text."""
     root = lxml.etree.fromstring(markup, parser=extract._thread_parser())
     found = root.find(".//title")
-    assert textwalk.libxml2_title(root) == (
-        None if found is None else extract._STRING_VALUE(found))
+    expected = None if found is None else extract._STRING_VALUE(found)
+    assert textwalk.libxml2_title(root) == expected
+    assert textwalk.libxml2_walk(markup, False, 0)[1] == expected
 
 
 def test_worked_example_of_each_rule() -> None:
     assert_worked_example(textwalk.chrome_walk(
         extract._lxml_tree(WORKED_PAGE.encode())[0], True, 10_000))
+    assert_worked_example(textwalk.libxml2_walk(WORKED_PAGE.encode(), True, 10_000)[0])
     both_walks(WORKED_PAGE)
+
+
+@pytest.mark.parametrize("markup", [
+    # raw text and RCDATA elements: their text comes as CDATA blocks or as characters
+    "<body><xmp>a <b>b</b></xmp><iframe>c</iframe><noembed>d</noembed><noframes>e</noframes>"
+    "<textarea>f &amp; g</textarea><noscript>h</noscript><style>i</style>j</body>",
+    "<body><p>a<plaintext>b <i>c</i></p> d",
+    # markup around and outside the root; misplaced html and body tags with their attributes
+    "text before <html role=main><body role=navigation>x</body></html> after <p>late</p>",
+    "<body><div>a</div><html role=main><body role=banner>b<div role>c</div>",
+    "<div role=x role=main ROLE=navigation>first of three</div><p>own words</p>",
+    "</p></div></body>unmatched<p>end tags</p></html></html>",
+    "<!DOCTYPE html><?xml-stylesheet x?><!-- c --><html><!-- d -->words<?pi?></html>",
+    "<table><tr><td>a<td>b</table><ul><li>c<li>d</ul><select><option>e<option>f</select>",
+    "<p>a\u00a0b&nbsp;&#233;&#x1F600;&bogus;&amp</p>", "<svg><text>s</text></svg><math>m</math>",
+    "<div>" * 40 + "deep" + "</div>" * 40, "", "<html></html>", "<p>only</p>" * 300,
+])
+def test_libxml2s_events_read_as_its_tree(markup: str) -> None:
+    both_walks(markup)
+    both_extractions(markup)
+
+
+def test_libxml2s_depth_limit_holds_for_its_events() -> None:
+    """The tree builder stops at 2048 open elements (html and body count): html_to_text sends
+    such a page to bs4 whichever way libxml2 is read."""
+    for depth, refused in ((2046, False), (2047, True)):
+        data = b"<div>" * depth + b"deep"
+        reads: tuple[Callable[[bytes], object], ...] = (
+            lambda page: extract._lxml_tree(page, strip=False),
+            lambda page: textwalk.libxml2_walk(page, False, 0))
+        for read in reads:
+            if refused:
+                with pytest.raises(ValueError, match="depth limit"):
+                    read(data)
+            else:
+                read(data)
+        assert html_to_text(data).parser == ("bs4" if refused else "lxml")
+    invisible = b"<div>" * 1000 + b"<noscript>" + b"<b>" * 1100 + b"x"
+    with pytest.raises(ValueError):  # the elements inside an invisible one count too
+        textwalk.libxml2_walk(invisible, False, 0)
+    both_extractions(invisible)
+
+
+def test_libxml2s_events_past_the_names_a_parser_keeps() -> None:
+    """A parser context is replaced after it has kept MAX_KEPT_NAMES names: made-up tag names
+    in their tens of thousands still read as lxml's tree, before the swap and after it."""
+    for start in range(0, 60_000, 6_000):
+        page = "".join(f"<x{n}>w{n} </x{n}>" for n in range(start, start + 6_000))
+        page += "<nav>menu</nav><main><p>own words</p></main>"
+        walk, _ = textwalk.libxml2_walk(page.encode(), True, 0)
+        root, _ = extract._lxml_tree(page.encode(), strip=False)
+        for level in Chrome:
+            assert walk.text(level) == textwalk.chrome_walk(root, True, 0).text(level)
 
 
 _TAG = st.sampled_from([
