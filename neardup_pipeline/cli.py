@@ -115,7 +115,7 @@ def _add_method_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--html-parser", choices=HTML_PARSERS, default=NearDupConfig.html_parser,
-        help="tree parser of the page: lxml (libxml2, default) or lexbor (2.5x faster, the"
+        help="tree parser of the page: lxml (libxml2, default) or lexbor (an HTML5 parser, the"
         " [lexbor] extra; an index remembers which one filled it)",
     )
     parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
