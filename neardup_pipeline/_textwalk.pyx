@@ -641,6 +641,22 @@ cdef bint _libxml2_ready = False
 cdef int MAX_KEPT_NAMES = 50_000
 
 
+cdef void* _loaded_library(str path, str owner) except NULL:
+    """dlopen's handle of an extension Python has loaded (its functions are bound from it)."""
+    cdef bytes encoded = path.encode()
+    cdef void* library = dlopen(encoded, RTLD_NOW | RTLD_NOLOAD)
+    if library == NULL:
+        raise ImportError(f"{owner}'s library cannot be opened")
+    return library
+
+
+cdef void* _symbol(void* library, const char* name) except NULL:
+    cdef void* found = dlsym(library, name)
+    if found == NULL:
+        raise ImportError(f"no {name.decode()} in the library")
+    return found
+
+
 def _load_libxml2():
     """Bind the libxml2 functions of lxml's extension (once); ImportError when it lacks them
     (a libxml2 older than 2.13, or one whose version is not that of the headers built against)."""
@@ -652,10 +668,7 @@ def _load_libxml2():
     if lxml.etree.LIBXML_VERSION != lxml.etree.LIBXML_COMPILED_VERSION or (
             lxml.etree.LIBXML_VERSION < (2, 13)):
         raise ImportError(f"libxml2 {lxml.etree.LIBXML_VERSION} is not the parser's build")
-    cdef bytes path = lxml.etree.__file__.encode()
-    cdef void* library = dlopen(path, RTLD_NOW | RTLD_NOLOAD)
-    if library == NULL:
-        raise ImportError("lxml's library cannot be opened")
+    cdef void* library = _loaded_library(lxml.etree.__file__, "lxml")
     _libxml2.new_context = <_new_context_t>_symbol(library, b"htmlNewSAXParserCtxt")
     _libxml2.read_memory = <_read_memory_t>_symbol(library, b"htmlCtxtReadMemory")
     _libxml2.free_context = <_context_t>_symbol(library, b"htmlFreeParserCtxt")
@@ -895,13 +908,6 @@ cdef enum:
     LXB_CDATA = 4
 
 
-cdef void* _symbol(void* library, const char* name) except NULL:
-    cdef void* found = dlsym(library, name)
-    if found == NULL:
-        raise ImportError(f"lexbor has no {name.decode()}")
-    return found
-
-
 def _load_lexbor():
     """Bind lexbor's functions from selectolax's extension (once); ImportError without it."""
     global _lexbor_ready
@@ -909,10 +915,7 @@ def _load_lexbor():
         return
     import selectolax.lexbor
 
-    cdef bytes path = selectolax.lexbor.__file__.encode()
-    cdef void* library = dlopen(path, RTLD_NOW | RTLD_NOLOAD)  # Python loaded it just now
-    if library == NULL:
-        raise ImportError("selectolax's lexbor library cannot be opened")
+    cdef void* library = _loaded_library(selectolax.lexbor.__file__, "selectolax")
     _lexbor.document_create = <_create_t>_symbol(library, b"lxb_html_document_create")
     _lexbor.document_parse = <_parse_t>_symbol(library, b"lxb_html_document_parse")
     _lexbor.document_destroy = <_node_t>_symbol(library, b"lxb_html_document_destroy")
