@@ -513,21 +513,28 @@ cdef bint _append(string& out, const unsigned char* text, size_t length, bint sp
 # --- libxml2 (lxml) -----------------------------------------------------------------------------
 
 
+cdef struct _KnownName:
+    string name
+    int bits
+
+
 cdef class _Libxml2Kinds:
-    """Tag kinds by name pointer: libxml2 keeps a document's names in one dictionary, so the
-    pointer is the key (a name held twice is only looked up twice)."""
+    """Tag kinds by name pointer: libxml2 keeps a parser's names in one dictionary, so the
+    pointer is the key (a name held twice is only looked up twice). The name is compared too:
+    an event reader's cache outlives a page, and a pointer could be reused by another name."""
 
-    cdef unordered_map[uintptr_t, int] known
+    cdef unordered_map[uintptr_t, _KnownName] known
 
-    cdef int of(self, xmlNode* node) noexcept:
-        cdef uintptr_t key = <uintptr_t>node.name
-        cdef unordered_map[uintptr_t, int].iterator found = self.known.find(key)
-        if found != self.known.end():
-            return deref(found).second
-        cdef const char* name = <const char*>node.name
-        cdef int bits = _kind_of_name(name, strlen(name))
-        self.known[key] = bits
-        return bits
+    cdef int of(self, const char* name) except -1:
+        cdef uintptr_t key = <uintptr_t>name
+        cdef unordered_map[uintptr_t, _KnownName].iterator found = self.known.find(key)
+        if found != self.known.end() and strcmp(deref(found).second.name.c_str(), name) == 0:
+            return deref(found).second.bits
+        cdef _KnownName known
+        known.name = string(name)
+        known.bits = _kind_of_name(name, known.name.size())
+        self.known[key] = known
+        return known.bits
 
 
 cdef int _libxml2_role(xmlNode* node) except -1:
@@ -556,7 +563,7 @@ def chrome_walk(cetree._Element root not None, bint roles, Py_ssize_t read_limit
     cdef int bits, index
     while node != NULL:
         if node.type == ELEMENT_NODE:
-            bits = kinds.of(node)
+            bits = kinds.of(<const char*>node.name)
             if not bits & INVISIBLE:  # (extract._lxml_tree strips them: for other callers)
                 index = tree.open_element(bits)
                 if roles and node.properties != NULL:
@@ -679,11 +686,6 @@ def _load_libxml2():
     _libxml2_ready = True
 
 
-cdef struct _KnownName:
-    string name
-    int bits
-
-
 cdef class _Libxml2Reader:
     """lxml's HTML parse of a page (its parser options, UTF-8 declared) as SAX events that fill a
     _Tree directly: the walk of chrome_walk over the tree libxml2 would have built, without
@@ -698,13 +700,12 @@ cdef class _Libxml2Reader:
     cdef xmlParserCtxt* context
     cdef xmlSAXHandler handler
     cdef _Tree tree
-    cdef unordered_map[uintptr_t, _KnownName] kinds  # by name pointer (the dictionary's)
+    cdef _Libxml2Kinds kinds  # the context's names (kept with its dictionary)
     cdef int depth  # open elements, the invisible ones and those inside them too
     cdef int skipped  # open elements from the outermost invisible one in
     cdef int roots  # elements opened at the top: the first is lxml's root
     cdef int title_depth  # depth of the first title while inside it; 0 before it, -1 after
     cdef string title
-    cdef bint found_title
     cdef bint too_deep  # the tree builder's depth limit, or a resource limit of the parser
     cdef object failure  # an exception raised while filling (MemoryError)
 
@@ -724,7 +725,7 @@ cdef class _Libxml2Reader:
     cdef int _new_context(self) except -1:
         if self.context != NULL:
             _libxml2.free_context(self.context)
-        self.kinds.clear()
+        self.kinds = _Libxml2Kinds()
         self.context = _libxml2.new_context(&self.handler, <void*>self)
         if self.context == NULL:
             raise MemoryError("libxml2 could not create a parser")
@@ -735,17 +736,6 @@ cdef class _Libxml2Reader:
     def __dealloc__(self):
         if self.context != NULL:
             _libxml2.free_context(self.context)
-
-    cdef int kind(self, const char* name) except -1:
-        cdef uintptr_t key = <uintptr_t>name
-        cdef unordered_map[uintptr_t, _KnownName].iterator found = self.kinds.find(key)
-        if found != self.kinds.end() and strcmp(deref(found).second.name.c_str(), name) == 0:
-            return deref(found).second.bits
-        cdef _KnownName known
-        known.name = string(name)
-        known.bits = _kind_of_name(name, known.name.size())
-        self.kinds[key] = known
-        return known.bits
 
     cdef void fail(self, object failure) noexcept:
         if self.failure is None:
@@ -764,12 +754,11 @@ cdef class _Libxml2Reader:
         if (self.title_depth == 0 and self.depth > 1 and self.roots == 1
                 and strcmp(name, b"title") == 0):
             self.title_depth = self.depth
-            self.found_title = True
         if self.skipped:
             self.skipped += 1
             return
         try:
-            bits = self.kind(name)
+            bits = self.kinds.of(name)
             if bits & INVISIBLE or self.roots > 1:  # not text, or outside lxml's root
                 self.skipped = 1
                 return
@@ -808,7 +797,7 @@ cdef class _Libxml2Reader:
         self.tree = _Tree(roles, read_limit)
         self.depth = self.skipped = self.roots = self.title_depth = 0
         self.title.clear()
-        self.found_title = self.too_deep = False
+        self.too_deep = False
         self.failure = None
         cdef const char* markup = b""
         if data.shape[0]:
@@ -826,7 +815,7 @@ cdef class _Libxml2Reader:
         if self.too_deep:
             raise ValueError("markup nested beyond libxml2's depth limit")
         title = (PyUnicode_DecodeUTF8(self.title.c_str(), self.title.size(), "replace")
-                 if self.found_title else None)
+                 if self.title_depth else None)
         return tree, title
 
 

@@ -267,31 +267,27 @@ _CHROMELESS_LEVELS = (Chrome.LINKS, Chrome.LINKS_BEFORE_TITLE, Chrome.LANDMARKS,
 NATIVE_WALK = _textwalk is not None and os.environ.get("NEARDUP_PYTHON_WALK", "") != "1"
 
 
-def _libxml2_events() -> bool:
-    """Whether the C++ walk can read libxml2's parse events (`_textwalk.libxml2_walk`): the
-    same walk as of lxml's tree, at under half the cost (no tree built and freed)."""
+def _binds(library: str) -> bool:
+    """Whether the C++ walk is built and can bind the functions of `library` ("libxml2",
+    "lexbor") from the extension that holds them."""
     if _textwalk is None:
         return False
     try:
-        _textwalk._load_libxml2()
+        getattr(_textwalk, f"_load_{library}")()
     except ImportError:
         return False
     return True
 
 
-# False: the C++ walk reads lxml's tree instead (the same text and title; tests compare them).
-LIBXML2_EVENTS = _libxml2_events()
+# Whether the C++ walk reads libxml2's parse events (`_textwalk.libxml2_walk`): the same walk as
+# of lxml's tree, at under half the cost (no tree built and freed). False: it reads lxml's tree
+# (the same text and title; tests compare them).
+LIBXML2_EVENTS = _binds("libxml2")
 
 
 def lexbor_available() -> bool:
     """Whether the lexbor parser can run here: the C++ walk is built and selectolax installed."""
-    if _textwalk is None:
-        return False
-    try:
-        _textwalk._load_lexbor()
-    except ImportError:
-        return False
-    return True
+    return _binds("lexbor")
 
 
 def _tree_text_at(
@@ -309,13 +305,11 @@ def _tree_text_at(
     read_limit = 4 * len(data)
     root: lxml.etree._Element | None = None
     walk: _textwalk._Tree | None = None
-    if parser == "lexbor":
+    if parser == "lexbor" or (NATIVE_WALK and LIBXML2_EVENTS):  # parsed into the walk at once
         if _textwalk is None:
             raise RuntimeError("the lexbor parser needs neardup's compiled walk (_textwalk)")
-        walk, raw_title = _textwalk.lexbor_walk(data, roles, read_limit)
-        title = _collapse_spaces(raw_title) if raw_title is not None else ""
-    elif NATIVE_WALK and LIBXML2_EVENTS and _textwalk is not None:
-        walk, raw_title = _textwalk.libxml2_walk(data, roles, read_limit)
+        read = _textwalk.lexbor_walk if parser == "lexbor" else _textwalk.libxml2_walk
+        walk, raw_title = read(data, roles, read_limit)
         title = _collapse_spaces(raw_title) if raw_title is not None else ""
     else:
         native = NATIVE_WALK and _textwalk is not None

@@ -132,6 +132,17 @@ def assert_same_as(index: SqliteIndex, oracle: MemoryIndex,
     assert index.get(ids) == oracle.get(ids)
 
 
+def assert_file_holds(path: Path, entries: Iterable[IndexEntry], oracle: MemoryIndex,
+                      queries: Sequence[Mapping[str, Sequence[str]]]) -> None:
+    """The closed file at `path`: one band row per entry's key, and, opened again, the
+    reference implementation's candidates, entries and count."""
+    assert band_rows(path) == expected_band_rows(entries)
+    reopened = SqliteIndex(path)
+    assert_same_as(reopened, oracle, queries)
+    assert reopened.count() == oracle.count()
+    reopened.close()
+
+
 def test_a_replaced_entry_is_no_candidate_for_its_old_keys(tmp_path: Path) -> None:
     path = tmp_path / "fp.sqlite"
     index = SqliteIndex(path)
@@ -179,11 +190,7 @@ def test_candidates_are_those_of_the_memory_index(tmp_path: Path) -> None:
     assert_same_as(other, oracle, queries)
     index.close()
     other.close()
-    assert band_rows(path) == expected_band_rows(entries)
-    reopened = SqliteIndex(path)
-    assert_same_as(reopened, oracle, queries)
-    assert reopened.count() == oracle.count()
-    reopened.close()
+    assert_file_holds(path, entries, oracle, queries)
 
 
 def test_band_keys_tell_methods_apart() -> None:
@@ -264,11 +271,7 @@ def test_a_file_of_the_old_key_table_is_migrated(tmp_path: Path, with_params: bo
     assert index.candidates({"bag": ["1:after"]}) == {"doc-0"}
     index.close()
     second.close()
-    assert band_rows(path) == expected_band_rows(entries)
-    reopened = SqliteIndex(path)
-    assert_same_as(reopened, oracle, queries)
-    assert reopened.count() == oracle.count()
-    reopened.close()
+    assert_file_holds(path, entries, oracle, queries)
 
 
 def test_a_file_of_another_band_hash_is_refused(tmp_path: Path) -> None:

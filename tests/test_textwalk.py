@@ -69,18 +69,15 @@ def both_extractions(markup: str | bytes) -> None:
     """html_to_text alike with the Python walk, the C++ walk of lxml's tree and (the default)
     the C++ walk of libxml2's events: text, title, parser, encoding."""
     for chromeless in (True, False):
-        native, extract.NATIVE_WALK = extract.NATIVE_WALK, False
-        try:
-            python = html_to_text(markup, chromeless=chromeless)
-        finally:
-            extract.NATIVE_WALK = native
-        events, extract.LIBXML2_EVENTS = extract.LIBXML2_EVENTS, False
-        try:
-            tree = html_to_text(markup, chromeless=chromeless)
-        finally:
-            extract.LIBXML2_EVENTS = events
+        texts = []
+        for switched_off in ("NATIVE_WALK", "LIBXML2_EVENTS", None):  # Python, tree, events
+            with pytest.MonkeyPatch.context() as patch:
+                if switched_off is not None:
+                    patch.setattr(extract, switched_off, False)
+                texts.append(html_to_text(markup, chromeless=chromeless))
+        python, tree, events = texts
         assert tree == python
-        assert html_to_text(markup, chromeless=chromeless) == python
+        assert events == python
 
 
 @pytest.mark.shared_data
