@@ -12,8 +12,8 @@ STAMP  := $(VENV)/.neardup-installed
 ## (again when pyproject, setup.py or the walk change)
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py neardup_pipeline/_textwalk.pyx neardup_pipeline/_words.pyx \
-	neardup_pipeline/_sketch.pyx
+$(STAMP): pyproject.toml setup.py neardup_pipeline/text/_textwalk.pyx \
+	neardup_pipeline/text/_words.pyx neardup_pipeline/sketch/_sketch.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -e ".[test]"
 	touch $@
@@ -49,11 +49,11 @@ es:
 ## Elasticsearch download)
 clean:
 	rm -rf build dist out .pytest_cache .mypy_cache .ruff_cache .hypothesis
-	rm -f neardup_pipeline/_textwalk.cpp neardup_pipeline/_words.c neardup_pipeline/_sketch.c
+	rm -f neardup_pipeline/text/_textwalk.cpp neardup_pipeline/text/_words.c neardup_pipeline/sketch/_sketch.c
 	find . -path ./$(VENV) -prune -o -name '*.egg-info' -prune -exec rm -rf {} + \
 		-o -name __pycache__ -prune -exec rm -rf {} +
 
 ## distclean: clean, and remove .venv and the built extensions too
 distclean: clean
 	rm -rf $(VENV)
-	rm -f neardup_pipeline/*.so
+	find neardup_pipeline -name '*.so' -delete

@@ -25,8 +25,8 @@ import lxml.html
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import postgresql_pages
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
-from neardup_pipeline.extract import html_to_text
 from neardup_pipeline.index import MemoryIndex
+from neardup_pipeline.text.extract import html_to_text
 
 MENU_SOURCES = ("index.html", "reference.html", "sql-commands.html", "functions.html",
                 "admin.html")

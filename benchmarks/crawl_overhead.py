@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from neardup_pipeline.crawl import serve_local
+from neardup_pipeline.scrapy.crawl import serve_local
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -217,10 +217,11 @@ def child(start_url: str, concurrency: int, timeout: int) -> int:
     from scrapy.crawler import CrawlerProcess
     from scrapy.settings import Settings
 
-    from crawler.spiders.site import SiteSpider
+    from neardup_pipeline.scrapy.spider import SiteSpider
 
     settings = Settings()
-    settings.setmodule("crawler.settings", priority="project")  # reads NEARDUP_* from env
+    # the bundled crawl settings read NEARDUP_* from the environment
+    settings.setmodule("neardup_pipeline.scrapy.crawl_settings", priority="project")
     for name, value in {
         "ROBOTSTXT_OBEY": False, "DOWNLOAD_DELAY": 0, "AUTOTHROTTLE_ENABLED": False,
         "CONCURRENT_REQUESTS": concurrency, "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,

@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from neardup_pipeline import NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import SqliteIndex
-from neardup_pipeline.index.permuted import PermutedTables
-from neardup_pipeline.index.sqlite import band_key
-from neardup_pipeline.simhash import block_keys
+from neardup_pipeline.index.sqlite.permuted import PermutedTables
+from neardup_pipeline.index.sqlite.store import band_key
+from neardup_pipeline.methods.simhash import block_keys
 
 CHUNK = 100_000
 

@@ -26,8 +26,8 @@ from elasticsearch import ApiError, Elasticsearch, helpers
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from neardup_pipeline.index.elastic import ElasticIndex
-from neardup_pipeline.simhash import block_keys
+from neardup_pipeline.index.elastic.store import ElasticIndex
+from neardup_pipeline.methods.simhash import block_keys
 
 Keys = Mapping[str, Sequence[str]]
 

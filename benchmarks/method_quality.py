@@ -22,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprint, Fingerprinter, NearDupConfig
-from neardup_pipeline.anchors import fit, fit_settings
 from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.minhash import jaccard
+from neardup_pipeline.methods.anchors.model import fit, fit_settings
+from neardup_pipeline.methods.minhash import jaccard
 
 GOLD_THRESHOLD = 0.8
 STREAM = "--stream" in sys.argv  # rarewords: DF so far (stream) instead of a DF pass (batch)

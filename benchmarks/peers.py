@@ -325,7 +325,7 @@ class NeardupPeer(Peer):
     def __init__(self, label: str, methods: tuple[str, ...] | None,
                  native_walk: bool = True, parser: str = "lxml", events: bool = True) -> None:
         super().__init__()
-        from neardup_pipeline import extract
+        from neardup_pipeline.text import extract
 
         self.methods = methods
         self.native_walk = native_walk  # False: extract's pure-Python walk (same text)
@@ -367,7 +367,8 @@ class NeardupPeer(Peer):
         fingerprinter.text_of = timed  # type: ignore[method-assign]
 
     def process(self, key: int, html: bytes) -> int | None:
-        from neardup_pipeline import Document, extract
+        from neardup_pipeline import Document
+        from neardup_pipeline.text import extract
 
         extract.NATIVE_WALK = self.native_walk
         if hasattr(extract, "LIBXML2_EVENTS"):

@@ -109,7 +109,7 @@ def deduplicator(tmp: Path, name: str, methods: list[str] | None, html_parser: s
 
 def instrument(dedup: Any, clock: StageClock) -> None:
     """Wrap the stage entry points of one Deduplicator (instances only, nothing global stays)."""
-    import neardup_pipeline.normalize as normalize
+    import neardup_pipeline.text.normalize as normalize
 
     fp = dedup.fingerprinter
     fp.text_of = clock.wrap("extract", fp.text_of)

@@ -1,54 +1,12 @@
-"""Settings of the bundled crawler: polite defaults, the neardup add-on, NEARDUP_* from the
-environment (the docker compose file passes NEARDUP_BACKEND, NEARDUP_ACTION and START_URL).
-
-Every NearDupConfig field can be set as an environment variable NEARDUP_<FIELD> (for example
-NEARDUP_BACKEND=http://es:9200, NEARDUP_ACTION=tag, NEARDUP_METHODS=simhash,
-NEARDUP_PAGES_INDEX=neardup-pages, NEARDUP_ES_API_KEY=...); values are strings and Scrapy's
-typed getters parse them ("true", "3", "a,b", JSON for NEARDUP_TAG_FIELDS).
-"""
+"""Settings of the example project: the polite crawl defaults `neardup crawl` uses, the neardup
+add-on, and NEARDUP_* from the environment (see neardup_pipeline/scrapy/crawl_settings.py)."""
 
 from __future__ import annotations
 
-import dataclasses
-import os
+from neardup_pipeline.scrapy.crawl_settings import *  # noqa: F403
 
-from neardup_pipeline.config import NearDupConfig
-
-BOT_NAME = "neardup-crawler"
+BOT_NAME = "neardup-example"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
 
 ADDONS = {"neardup_pipeline.NearDupAddon": 0}
-
-# Polite by default: obey robots.txt, few parallel requests per site, adapt to the server.
-USER_AGENT = "neardup-crawler (near-duplicate detection demo; Scrapy)"
-ROBOTSTXT_OBEY = True
-CONCURRENT_REQUESTS = 8
-CONCURRENT_REQUESTS_PER_DOMAIN = 2
-DOWNLOAD_DELAY = 0.5
-AUTOTHROTTLE_ENABLED = True
-AUTOTHROTTLE_START_DELAY = 0.5
-AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
-DOWNLOAD_TIMEOUT = 30
-DOWNLOAD_MAXSIZE = 32 * 1024 * 1024  # neardup reads at most NEARDUP_MAX_HTML_BYTES (20 MiB)
-RETRY_TIMES = 2
-
-# Breadth-first: the copy nearest the start page is seen first, so it becomes the original.
-DEPTH_PRIORITY = 1
-SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
-SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-
-# No listening sockets a crawler does not need.
-TELNETCONSOLE_ENABLED = False
-REMOTE_CONTROL_ENABLED = False
-
-FEED_EXPORT_ENCODING = "utf-8"
-
-# NEARDUP_<FIELD> from the environment, for every field neardup knows (nothing else is read).
-for _field in dataclasses.fields(NearDupConfig):
-    _name = "NEARDUP_" + _field.name.upper()
-    if os.environ.get(_name):
-        globals()[_name] = os.environ[_name]
-if os.environ.get("NEARDUP_ENABLED"):
-    NEARDUP_ENABLED = os.environ["NEARDUP_ENABLED"]
-del _field, _name

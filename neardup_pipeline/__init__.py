@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .config import NearDupConfig
-from .fingerprint import Document, Fingerprint, Fingerprinter
-from .index import open_index
-from .verdict import Deduplicator, Verdict
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
+from neardup_pipeline.index import open_index
+from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 
 if TYPE_CHECKING:
-    from .addon import NearDupAddon
-    from .pipeline import NearDupPipeline
+    from neardup_pipeline.scrapy.addon import NearDupAddon
+    from neardup_pipeline.scrapy.pipeline import NearDupPipeline
 
 __all__ = [
     "Deduplicator",
@@ -30,11 +30,11 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> Any:
     """Scrapy parts load on first use, so the pure core imports without Scrapy's start-up."""
     if name == "NearDupPipeline":
-        from .pipeline import NearDupPipeline
+        from neardup_pipeline.scrapy.pipeline import NearDupPipeline
 
         return NearDupPipeline
     if name == "NearDupAddon":
-        from .addon import NearDupAddon
+        from neardup_pipeline.scrapy.addon import NearDupAddon
 
         return NearDupAddon
     raise AttributeError(name)

@@ -1,5 +1,5 @@
 """`python -m neardup_pipeline` runs the `neardup` command."""
 
-from .cli import main
+from neardup_pipeline.cli.main import main
 
 raise SystemExit(main())

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from .canonical import POLICIES, CanonicalPolicy
+from neardup_pipeline.verdict.canonical import POLICIES, CanonicalPolicy
 
 Method = Literal["auto", "simhash", "minhash", "bag", "rarewords", "anchors"]
 Action = Literal["drop", "tag"]

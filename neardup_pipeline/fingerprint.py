@@ -6,16 +6,16 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .anchors import AnchorModel
-from .config import ConfigError, NearDupConfig
-from .content import main_content_text
-from .extract import html_to_text, lexbor_available
-from .idf import IdfTable
-from .methods import Method, build_methods
-from .normalize import Normalizer
-from .rarewords import CorpusStats
-from .shingles import ShingleHasher
-from .subject import subject_words
+from neardup_pipeline.config import ConfigError, NearDupConfig
+from neardup_pipeline.methods.anchors.model import AnchorModel
+from neardup_pipeline.methods.idf import IdfTable
+from neardup_pipeline.methods.rarewords import CorpusStats
+from neardup_pipeline.methods.registry import Method, build_methods
+from neardup_pipeline.sketch.shingles import ShingleHasher
+from neardup_pipeline.text.content import main_content_text
+from neardup_pipeline.text.extract import html_to_text, lexbor_available
+from neardup_pipeline.text.normalize import Normalizer
+from neardup_pipeline.text.subject import subject_words
 
 Status = Literal["ok", "no_text"]
 

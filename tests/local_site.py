@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from neardup_pipeline.crawl import serve_local
+from neardup_pipeline.scrapy.crawl import serve_local
 
 
 @contextmanager

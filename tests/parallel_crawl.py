@@ -13,8 +13,8 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 
-import crawler.settings as project_settings
-from crawler.spiders.site import SiteSpider
+import neardup_pipeline.scrapy.crawl_settings as project_settings
+from neardup_pipeline.scrapy.spider import SiteSpider
 
 
 def main(start_url: str, es_url: str, index: str, bulk_size: str, out: str) -> int:

@@ -13,9 +13,12 @@ import numpy as np
 import pytest
 
 from benchmarks.corpora import installation_guide_pages
-from crawler import DEMO_SITE
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
-from neardup_pipeline.anchors import (
+from neardup_pipeline.cli.anchors import corpus_texts
+from neardup_pipeline.cli.main import main
+from neardup_pipeline.config import ConfigError
+from neardup_pipeline.index import IndexParamsError, open_index
+from neardup_pipeline.methods.anchors.model import (
     AnchorModel,
     AnchorModelError,
     AnchorSignature,
@@ -24,10 +27,7 @@ from neardup_pipeline.anchors import (
     fit,
     fit_corpus,
 )
-from neardup_pipeline.anchors_cli import corpus_texts
-from neardup_pipeline.cli import main
-from neardup_pipeline.config import ConfigError
-from neardup_pipeline.index import IndexParamsError, open_index
+from neardup_pipeline.scrapy.crawl import DEMO_SITE
 
 
 @pytest.fixture(scope="module")

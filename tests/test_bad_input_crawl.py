@@ -18,10 +18,10 @@ from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-import crawler.settings as project_settings
-from crawler import DEMO_SITE
-from crawler.spiders.site import SiteSpider
-from neardup_pipeline.pipeline import NearDuplicate
+import neardup_pipeline.scrapy.crawl_settings as project_settings
+from neardup_pipeline.scrapy.crawl import DEMO_SITE
+from neardup_pipeline.scrapy.pipeline import NearDuplicate
+from neardup_pipeline.scrapy.spider import SiteSpider
 
 from .local_site import serve_pages
 

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
-from neardup_pipeline.bag import (
+from neardup_pipeline.config import ConfigError
+from neardup_pipeline.index import MemoryIndex
+from neardup_pipeline.methods.bag import (
     BagMethod,
     BagSignature,
     bag_of,
@@ -16,9 +18,7 @@ from neardup_pipeline.bag import (
     topic_shift,
     weighted_jaccard,
 )
-from neardup_pipeline.config import ConfigError
-from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.shingles import ShingleHasher
+from neardup_pipeline.sketch.shingles import ShingleHasher
 
 WORDS = [f"word{i % 400}" for i in range(1200)]
 

@@ -12,8 +12,8 @@ import pytest
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.index import IndexEntry, MemoryIndex, open_index
 from neardup_pipeline.index.base import candidates_many
-from neardup_pipeline.simhash import block_keys
-from neardup_pipeline.verdict import Verdict
+from neardup_pipeline.methods.simhash import block_keys
+from neardup_pipeline.verdict.deduplicator import Verdict
 
 from .test_cli import neardup, write_jsonl
 

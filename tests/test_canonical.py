@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scrapy.settings import Settings
 
-from neardup_pipeline.canonical import Candidate, choose, page_date, prefer, rule_key
 from neardup_pipeline.config import ConfigError, NearDupConfig
-from neardup_pipeline.worddiff import word_diff
+from neardup_pipeline.report.worddiff import word_diff
+from neardup_pipeline.verdict.canonical import Candidate, choose, page_date, prefer, rule_key
 
 
 def cand(doc_id: str, url: str, length: int = 100, date: str | None = None,

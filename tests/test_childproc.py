@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from neardup_pipeline.childproc import OrderedChild
+from neardup_pipeline.parallel.child import OrderedChild
 
 
 def _append(path: str, value: int) -> int:

@@ -24,8 +24,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from benchmarks.corpora import postgresql_pages
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
-from neardup_pipeline.extract import MIN_CHROMELESS_WORDS, html_to_text
 from neardup_pipeline.index import MemoryIndex
+from neardup_pipeline.text.extract import MIN_CHROMELESS_WORDS, html_to_text
 
 from .local_site import serve_pages
 from .test_crawl import crawl, crawl_settings, describe

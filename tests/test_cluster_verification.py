@@ -18,7 +18,7 @@ from benchmarks.corpora import installation_guide_pages
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.index import open_index
 from neardup_pipeline.index.base import Membership, memberships
-from neardup_pipeline.verdict import beyond_reach, judge
+from neardup_pipeline.verdict.deduplicator import beyond_reach, judge
 
 VOCAB = [f"{a}{b}" for a in ("alpha", "bravo", "delta", "gamma", "kilo", "lima", "oscar", "papa")
          for b in ("ton", "ville", "berg", "ford", "stad", "mouth", "wick", "ham", "by", "dale")]
@@ -218,7 +218,7 @@ def test_sqlite_caches_follow_other_connections(tmp_path: Path) -> None:
     """Entries and memberships kept between lookups are dropped when another connection (a
     second crawler process) commits: its writes may have replaced them."""
     from neardup_pipeline.index import IndexEntry
-    from neardup_pipeline.index.sqlite import SqliteIndex
+    from neardup_pipeline.index.sqlite.store import SqliteIndex
 
     path = tmp_path / "shared.sqlite"
     first, second = SqliteIndex(path), SqliteIndex(path)
@@ -241,7 +241,7 @@ def test_sqlite_caches_follow_other_connections(tmp_path: Path) -> None:
 
 
 def test_recent_entries_are_bounded_by_their_size() -> None:
-    from neardup_pipeline.index.sqlite import _Recent
+    from neardup_pipeline.index.sqlite.store import _Recent
 
     cache: _Recent[str] = _Recent(10)
     for key in "abc":

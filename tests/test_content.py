@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neardup_pipeline.content import main_content_text
+from neardup_pipeline.text.content import main_content_text
 
 from .test_fingerprint import ARTICLE
 

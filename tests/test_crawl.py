@@ -25,14 +25,14 @@ from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-import crawler.settings as project_settings
-from crawler import DEMO_SITE
-from crawler.spiders.site import SiteSpider
-from neardup_pipeline.pipeline import NearDuplicate
+import neardup_pipeline.scrapy.crawl_settings as project_settings
+from neardup_pipeline.scrapy.crawl import DEMO_SITE
+from neardup_pipeline.scrapy.pipeline import NearDuplicate
+from neardup_pipeline.scrapy.spider import SiteSpider
 
-# What the demo site holds (see crawler/demo_site/index.html) and what simhash (64 bits, k=3,
-# 3-word shingles) makes of it: the mirror under other chrome is at distance 3, the two-word
-# edit at 2, the byte copy at 0; the shuffled paragraphs are at 9, beyond k, so kept.
+# What the demo site holds (see neardup_pipeline/scrapy/demo_site/index.html) and what simhash
+# (64 bits, k=3, 3-word shingles) makes of it: the mirror under other chrome is at distance 3,
+# the two-word edit at 2, the byte copy at 0; the shuffled paragraphs are at 9, beyond k, so kept.
 ORIGINALS = [
     "/index.html",
     "/articles/history.html",

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from crawler import DEMO_SITE
 from neardup_pipeline import NearDupConfig
-from neardup_pipeline.anchors import AnchorModel, fit_corpus
-from neardup_pipeline.anchors_cli import corpus_texts
-from neardup_pipeline.pipeline import NearDuplicate
+from neardup_pipeline.cli.anchors import corpus_texts
+from neardup_pipeline.methods.anchors.model import AnchorModel, fit_corpus
+from neardup_pipeline.scrapy.crawl import DEMO_SITE
+from neardup_pipeline.scrapy.pipeline import NearDuplicate
 
 from .test_crawl import DUPLICATES, PAGES, crawl, crawl_settings, describe, site
 

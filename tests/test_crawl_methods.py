@@ -6,10 +6,10 @@ from pathlib import Path
 
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from crawler import DEMO_SITE
 from neardup_pipeline import Document, NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
-from neardup_pipeline.pipeline import NearDuplicate
+from neardup_pipeline.scrapy.crawl import DEMO_SITE
+from neardup_pipeline.scrapy.pipeline import NearDuplicate
 
 from .test_crawl import DUPLICATES, ORIGINALS, PAGES, crawl, crawl_settings, describe, site
 

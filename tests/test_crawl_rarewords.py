@@ -13,7 +13,7 @@ from pathlib import Path
 
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from neardup_pipeline.pipeline import NearDuplicate
+from neardup_pipeline.scrapy.pipeline import NearDuplicate
 
 from .test_crawl import DUPLICATES, PAGES, crawl, crawl_settings, describe, site
 

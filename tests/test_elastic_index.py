@@ -11,7 +11,7 @@ from elasticsearch import Elasticsearch
 
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.index import IndexEntry, IndexError_, IndexParamsError, open_index
-from neardup_pipeline.index.elastic import ElasticIndex, es_id
+from neardup_pipeline.index.elastic.store import ElasticIndex, es_id
 
 PARAMS = {"simhash": {"bits": 64, "shingle": 3, "k": 3, "blocks": 4}, "hash": "rabin"}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from neardup_pipeline import Document
-from neardup_pipeline.evaluate import (
+from neardup_pipeline.report.evaluate import (
     GoldEntry,
     evaluate,
     pairs_of,

@@ -19,7 +19,11 @@ from benchmarks.corpora import postgresql_pages
 
 from .test_fingerprint import ARTICLE
 
-COMPILED = ("neardup_pipeline._textwalk", "neardup_pipeline._words", "neardup_pipeline._sketch")
+COMPILED = (
+    "neardup_pipeline.text._textwalk",
+    "neardup_pipeline.text._words",
+    "neardup_pipeline.sketch._sketch",
+)
 SCRIPT = """
 import json, sys
 blocked = set(sys.argv[2].split(",")) if sys.argv[2] else set()
@@ -31,7 +35,11 @@ class NeverBuilt:
         return None
 
 sys.meta_path.insert(0, NeverBuilt())
-from neardup_pipeline import NearDupConfig, extract, minhash, normalize, shingles
+from neardup_pipeline import NearDupConfig
+from neardup_pipeline.text import extract
+from neardup_pipeline.methods import minhash
+from neardup_pipeline.text import normalize
+from neardup_pipeline.sketch import shingles
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 
 compiled = [extract._textwalk is not None, normalize._word_tokens is not None,

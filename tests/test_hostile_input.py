@@ -20,10 +20,10 @@ from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-import crawler.settings as project_settings
+import neardup_pipeline.scrapy.crawl_settings as project_settings
 from neardup_pipeline import NearDupConfig
 from neardup_pipeline.config import HTML_PARSERS, HtmlParser
-from neardup_pipeline.extract import html_to_text
+from neardup_pipeline.text.extract import html_to_text
 from tests.hostile_corpus import measure, pages
 
 from .local_site import serve_pages

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from neardup_pipeline.cli import main
-from neardup_pipeline.stats import PageRecord, summarize
+from neardup_pipeline.cli.main import main
+from neardup_pipeline.report.stats import PageRecord, summarize
 
 from .test_recrawl import OTHER, A, edit
 

@@ -9,7 +9,7 @@ import pytest
 
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.index import FingerprintIndex, IndexEntry, IndexParamsError, open_index
-from neardup_pipeline.simhash import block_keys
+from neardup_pipeline.methods.simhash import block_keys
 
 
 @pytest.fixture

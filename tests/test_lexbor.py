@@ -22,12 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
-from neardup_pipeline import Deduplicator, Document, NearDupConfig, extract
+from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.config import ConfigError
-from neardup_pipeline.extract import Chrome, html_to_text
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index.base import IndexParamsError
-from neardup_pipeline.index.sqlite import SqliteIndex
+from neardup_pipeline.index.sqlite.store import SqliteIndex
+from neardup_pipeline.text import extract
+from neardup_pipeline.text.extract import Chrome, html_to_text
 
 from .test_cli import CORPUS, neardup, write_jsonl
 from .test_textwalk import _SOUP, _TREE, EXAMPLES, WORKED_PAGE, assert_worked_example

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from neardup_pipeline.mappings import MappingNotFound, load_mapping, mapping_names
+from neardup_pipeline.index.elastic.mappings import MappingNotFound, load_mapping, mapping_names
 
 ROOT = Path(__file__).resolve().parents[1]
 MAPPING_FILES = ["fingerprints", "fingerprints-template", "pages", "pages-template"]
@@ -20,7 +20,7 @@ PACKAGES = ["neardup_pipeline", "crawler"]  # source folders whose .py files the
 
 CHECK = """
 import json, sys
-import neardup_pipeline.mappings as m
+import neardup_pipeline.index.elastic.mappings as m
 names = ["fingerprints", "fingerprints-template", "pages", "pages-template"]
 from importlib.metadata import distribution
 direct_url = distribution("neardup-pipeline").read_text("direct_url.json") or "{}"

@@ -15,7 +15,7 @@ from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.config import ConfigError
 from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.minhash import (
+from neardup_pipeline.methods.minhash import (
     MinhashMethod,
     containment,
     hash_family,
@@ -25,7 +25,7 @@ from neardup_pipeline.minhash import (
     resemblance,
     super_shingles,
 )
-from neardup_pipeline.shingles import ShingleHasher
+from neardup_pipeline.sketch.shingles import ShingleHasher
 
 from .test_fingerprint import ARTICLE
 
@@ -80,7 +80,7 @@ def test_documents_sharing_two_super_shingles_share_a_key() -> None:
     sig = method.signature(ARTICLE.split(), hasher)
     values = sig.values.copy()
     values[:14 * 4] += np.uint64(1)  # 4 of 6 super-shingles differ, 2 stay
-    from neardup_pipeline.minhash import MinhashSignature
+    from neardup_pipeline.methods.minhash import MinhashSignature
 
     assert len(set(method.keys(sig)) & set(method.keys(MinhashSignature(values)))) == 1
 

@@ -15,14 +15,14 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from neardup_pipeline import Document, NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.offload import (
+from neardup_pipeline.parallel.offload import (
     CheckProcess,
     FingerprintCrash,
     FingerprintWorkers,
     can_check_in_child,
     can_offload,
 )
-from neardup_pipeline.verdict import Deduplicator
+from neardup_pipeline.verdict.deduplicator import Deduplicator
 
 from .test_batch_lookup import corpus, dedup_outputs, outcome
 from .test_cli import neardup

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from elasticsearch import Elasticsearch
 
-from neardup_pipeline.canonical import CanonicalPolicy
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document
-from neardup_pipeline.index.elastic import ElasticIndex
-from neardup_pipeline.pages import PagesKeeper, Placement, page_records, pages_summary
-from neardup_pipeline.search import collapsed_search
-from neardup_pipeline.verdict import Deduplicator
+from neardup_pipeline.index.elastic.pages import PagesKeeper, Placement, page_records, pages_summary
+from neardup_pipeline.index.elastic.search import collapsed_search
+from neardup_pipeline.index.elastic.store import ElasticIndex
+from neardup_pipeline.verdict.canonical import CanonicalPolicy
+from neardup_pipeline.verdict.deduplicator import Deduplicator
 
 from .test_recrawl import CHANGED, OTHER, A, edit
 

@@ -11,8 +11,8 @@ import pytest
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import IndexEntry, MemoryIndex, SqliteIndex
-from neardup_pipeline.index.permuted import PermutedTables
-from neardup_pipeline.simhash import block_keys, block_layout
+from neardup_pipeline.index.sqlite.permuted import PermutedTables
+from neardup_pipeline.methods.simhash import block_keys, block_layout
 
 LAYOUTS = [(4, 3), (6, 3), (5, 2)]
 

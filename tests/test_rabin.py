@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neardup_pipeline.rabin import DEFAULT_POLYNOMIAL, RabinHasher
+from neardup_pipeline.sketch.rabin import DEFAULT_POLYNOMIAL, RabinHasher
 
 P = (1 << 64) | DEFAULT_POLYNOMIAL
 

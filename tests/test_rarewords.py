@@ -16,16 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
-from neardup_pipeline.cli import main
+from neardup_pipeline.cli.main import main
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import FingerprintIndex, MemoryIndex, open_index
-from neardup_pipeline.rarewords import (
+from neardup_pipeline.methods.rarewords import (
     RarewordsMethod,
     RarewordsSignature,
     StaticStats,
     weighted_jaccard,
 )
-from neardup_pipeline.shingles import ShingleHasher
+from neardup_pipeline.sketch.shingles import ShingleHasher
 
 from .conftest import SHARED_DATA
 

@@ -12,7 +12,7 @@ import pytest
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.index import FingerprintIndex, open_index
-from neardup_pipeline.verdict import Deduplicator, Verdict
+from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 
 
 def text(seed: int, words: int = 300) -> str:

@@ -26,7 +26,7 @@ from elasticsearch import Elasticsearch
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.index import open_index
-from neardup_pipeline.verdict import Deduplicator
+from neardup_pipeline.verdict.deduplicator import Deduplicator
 
 from .local_site import serve_pages
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from neardup_pipeline.cli import main
+from neardup_pipeline.cli.main import main
 
 from .test_crawl import crawl, crawl_settings, site
 

@@ -21,12 +21,12 @@ from rapidfuzz.distance import Levenshtein
 from benchmarks.corpora import Page, postgresql_pages
 from benchmarks.make_variants import _WORD, parse, replace_words, serialize
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
-from neardup_pipeline.bag import BagMethod, BagSignature
 from neardup_pipeline.config import ConfigError
 from neardup_pipeline.index import open_index
-from neardup_pipeline.methods import build_methods
-from neardup_pipeline.minhash import resemblance
-from neardup_pipeline.reword import EditPattern, RewordRule, edit_pattern
+from neardup_pipeline.methods.bag import BagMethod, BagSignature
+from neardup_pipeline.methods.minhash import resemblance
+from neardup_pipeline.methods.registry import build_methods
+from neardup_pipeline.methods.reword import EditPattern, RewordRule, edit_pattern
 
 
 def codes(values: list[int]) -> np.ndarray:

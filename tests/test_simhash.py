@@ -11,8 +11,14 @@ from hypothesis import strategies as st
 
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.index.base import IndexEntry
-from neardup_pipeline.shingles import ShingleHasher, shingle_count
-from neardup_pipeline.simhash import SimhashMethod, block_keys, block_layout, hamming, simhash
+from neardup_pipeline.methods.simhash import (
+    SimhashMethod,
+    block_keys,
+    block_layout,
+    hamming,
+    simhash,
+)
+from neardup_pipeline.sketch.shingles import ShingleHasher, shingle_count
 
 u64 = st.integers(min_value=0, max_value=2**64 - 1)
 

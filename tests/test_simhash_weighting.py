@@ -10,20 +10,20 @@ import pytest
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from crawler import DEMO_SITE
 from neardup_pipeline import NearDupConfig
-from neardup_pipeline.cli import main
+from neardup_pipeline.cli.main import main
 from neardup_pipeline.config import ConfigError
-from neardup_pipeline.evaluate import GoldEntry, evaluate
 from neardup_pipeline.fingerprint import Document, Fingerprinter
-from neardup_pipeline.idf import IDF_SCALE, IdfTable, IdfTableError, fit_idf, fit_texts
 from neardup_pipeline.index import open_index
 from neardup_pipeline.index.base import IndexError_
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.rarewords import RarewordsMethod
-from neardup_pipeline.shingles import ShingleHasher
-from neardup_pipeline.simhash import SimhashMethod, hamming, shingle_weights, simhash
-from neardup_pipeline.verdict import Deduplicator
+from neardup_pipeline.methods.idf import IDF_SCALE, IdfTable, IdfTableError, fit_idf, fit_texts
+from neardup_pipeline.methods.rarewords import RarewordsMethod
+from neardup_pipeline.methods.simhash import SimhashMethod, hamming, shingle_weights, simhash
+from neardup_pipeline.report.evaluate import GoldEntry, evaluate
+from neardup_pipeline.scrapy.crawl import DEMO_SITE
+from neardup_pipeline.sketch.shingles import ShingleHasher
+from neardup_pipeline.verdict.deduplicator import Deduplicator
 
 from .test_crawl import crawl, crawl_settings, site
 

@@ -16,8 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.corpora import postgresql_pages
-from neardup_pipeline import NearDupConfig, minhash, rabin, rarewords, shingles, simhash
-from neardup_pipeline._sketch import (
+from neardup_pipeline import NearDupConfig
+from neardup_pipeline.fingerprint import Document, Fingerprinter
+from neardup_pipeline.methods import minhash, rarewords, simhash
+from neardup_pipeline.methods.minhash import hash_family, numpy_fmix64, numpy_min_hashes
+from neardup_pipeline.sketch import rabin, shingles
+from neardup_pipeline.sketch._sketch import (
     WordHashMemo,
     cached_hashes,
     distinct_counts,
@@ -29,9 +33,7 @@ from neardup_pipeline._sketch import (
     simhash64,
     weighted_jaccard,
 )
-from neardup_pipeline.fingerprint import Document, Fingerprinter
-from neardup_pipeline.minhash import hash_family, numpy_fmix64, numpy_min_hashes
-from neardup_pipeline.shingles import ShingleHasher
+from neardup_pipeline.sketch.shingles import ShingleHasher
 
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
 U64 = st.integers(0, 2**64 - 1)

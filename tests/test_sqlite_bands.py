@@ -16,8 +16,8 @@ from neardup_pipeline import NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import IndexEntry, IndexError_, MemoryIndex, SqliteIndex
 from neardup_pipeline.index.base import Membership, memberships
-from neardup_pipeline.index.sqlite import band_key
-from neardup_pipeline.simhash import block_keys
+from neardup_pipeline.index.sqlite.store import band_key
+from neardup_pipeline.methods.simhash import block_keys
 
 PARAMS = Fingerprinter(NearDupConfig(methods=("simhash", "bag"))).params()
 

@@ -16,11 +16,11 @@ import pytest
 
 from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
-from neardup_pipeline.bag import BagMethod, BagSignature, template_twins, term_counts
 from neardup_pipeline.config import ConfigError
 from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.normalize import Normalizer
-from neardup_pipeline.subject import leans_on_own_subject, subject_words
+from neardup_pipeline.methods.bag import BagMethod, BagSignature, template_twins, term_counts
+from neardup_pipeline.text.normalize import Normalizer
+from neardup_pipeline.text.subject import leans_on_own_subject, subject_words
 
 
 def canonical(text: str) -> list[str]:

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup_pipeline.config import HTML_PARSERS, HtmlParser
-from neardup_pipeline.extract import html_to_text
-from neardup_pipeline.normalize import Normalizer, canonical_text, detect_language
+from neardup_pipeline.text.extract import html_to_text
+from neardup_pipeline.text.normalize import Normalizer, canonical_text, detect_language
 
 
 def test_invisible_content_and_comments_are_dropped() -> None:
@@ -63,7 +63,7 @@ def test_the_utf8_shortcut_decodes_as_unicode_dammit(declared: str | None) -> No
     """Every page a strict UTF-8 decode may take (declared so, by the caller or the page)
     gives what UnicodeDammit alone gives: text, encoding name and the exact flag; with byte
     order marks, undecodable bytes, other declarations and pages past the detection sample."""
-    from neardup_pipeline.extract import DETECT_SAMPLE_BYTES, _dammit_decode, _decode
+    from neardup_pipeline.text.extract import DETECT_SAMPLE_BYTES, _dammit_decode, _decode
 
     pages = []
     for head in DECLARATIONS:
@@ -105,7 +105,7 @@ _BYTES_CASES = [
 def _read_alike_from_bytes_and_text(html: bytes, parser: HtmlParser, chromeless: bool) -> str:
     """The page's text read from its bytes, asserted equal (text and title) to that of its
     decoded str, which is encoded again before the parse."""
-    from neardup_pipeline.extract import decode_html
+    from neardup_pipeline.text.extract import decode_html
 
     from_bytes = html_to_text(html, chromeless=chromeless, parser=parser)
     from_text = html_to_text(decode_html(html)[0], chromeless=chromeless, parser=parser)
@@ -125,7 +125,7 @@ def test_utf8_bytes_read_in_place_give_what_their_decoded_text_gives(
 ) -> None:
     """UTF-8 input is parsed from its own bytes, not from its decoded text encoded again: the
     same text and title either way, with the declaration, BOM and bad bytes handled as before."""
-    from neardup_pipeline.extract import lexbor_available
+    from neardup_pipeline.text.extract import lexbor_available
 
     if parser == "lexbor" and not lexbor_available():
         pytest.skip("lexbor is not installed")

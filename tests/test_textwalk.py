@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
-from neardup_pipeline import extract
 from neardup_pipeline.config import HTML_PARSERS
-from neardup_pipeline.extract import Chrome, html_to_text
+from neardup_pipeline.text import extract
+from neardup_pipeline.text.extract import Chrome, html_to_text
 
 textwalk = extract._textwalk
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
@@ -266,7 +266,7 @@ def test_markup_facts_answer_what_the_text_scans_answer(
     attribute's name, the count of "<", and a tag longer than the cap (extract._LONG_TAG)."""
     import re
 
-    from neardup_pipeline import _textwalk
+    from neardup_pipeline.text import _textwalk
 
     data = text.encode("utf-8")
     long_tag = re.compile(r"<[A-Za-z][^<>]{" + str(long_tag_chars) + ",}")

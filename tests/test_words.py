@@ -20,9 +20,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
-from neardup_pipeline import normalize
-from neardup_pipeline._words import StemTable, arabic_script, casefold, known_stems, word_tokens
-from neardup_pipeline.extract import html_to_text
+from neardup_pipeline.text import normalize
+from neardup_pipeline.text._words import (
+    StemTable,
+    arabic_script,
+    casefold,
+    known_stems,
+    word_tokens,
+)
+from neardup_pipeline.text.extract import html_to_text
 
 WORD = re.compile(r"\w+")
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))

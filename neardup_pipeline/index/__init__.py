@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import ConfigError
-from .base import FingerprintIndex, IndexEntry, IndexError_, IndexParamsError, IndexUnavailable
-from .memory import MemoryIndex
-from .sqlite import SqliteIndex
+from neardup_pipeline.config import ConfigError
+from neardup_pipeline.index.base import (
+    FingerprintIndex,
+    IndexEntry,
+    IndexError_,
+    IndexParamsError,
+    IndexUnavailable,
+)
+from neardup_pipeline.index.memory import MemoryIndex
+from neardup_pipeline.index.sqlite.store import SqliteIndex
 
 if TYPE_CHECKING:
-    from ..config import NearDupConfig
+    from neardup_pipeline.config import NearDupConfig
 
 __all__ = [
     "FingerprintIndex",
@@ -34,8 +40,8 @@ def open_index(spec: str, config: NearDupConfig | None = None) -> FingerprintInd
             raise ConfigError("sqlite backend needs a path: sqlite:PATH")
         return SqliteIndex(path)
     if spec.startswith(("http://", "https://")):
-        from ..config import NearDupConfig
-        from .elastic import ElasticIndex
+        from neardup_pipeline.config import NearDupConfig
+        from neardup_pipeline.index.elastic.store import ElasticIndex
 
         return ElasticIndex.from_config(spec, config or NearDupConfig())
     raise ConfigError(

@@ -7,7 +7,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .base import IndexEntry, IndexParamsError, Membership, membership_of, params_mismatch
+from neardup_pipeline.index.base import (
+    IndexEntry,
+    IndexParamsError,
+    Membership,
+    membership_of,
+    params_mismatch,
+)
 
 
 class MemoryIndex:

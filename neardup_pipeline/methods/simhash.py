@@ -1,0 +1,160 @@
+"""Charikar's simhash over 64-bit shingle hashes, Hamming distance, and the block keys of
+Manku, Jain & Das Sarma (2007) that find every fingerprint within distance k.
+
+Feature weights: TF (each occurrence of a shingle counts once: the default) or TF x IDF, as
+Charikar's and Manku et al.'s weighted features allow. IDF comes from a frozen DF table of words
+(`idf.IdfTable`): word DF is what an index keeps, and a shingle's DF is bounded by the DF of each
+of its words (a page holding the shingle holds every one of its words), so the shingle's IDF is
+at least its rarest word's. We take that bound: exact for phrases whose words occur together
+(boilerplate, navigation), conservative otherwise, and it needs no shingle-level table (one entry
+per distinct shingle of the corpus, many times the vocabulary).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup_pipeline.config import Weighting
+from neardup_pipeline.methods.idf import IdfTable
+from neardup_pipeline.sketch.rabin import U64Array
+from neardup_pipeline.sketch.shingles import ShingleHasher
+
+try:  # the unit-weight vote in one C loop (setup.py); without a compiler, numpy below
+    from neardup_pipeline.sketch import _sketch
+except ImportError:  # pragma: no cover - a build without the extension
+    _sketch = None  # type: ignore[assignment]
+
+
+def simhash(hashes: U64Array, weights: npt.NDArray[np.floating] | None = None) -> int:
+    """64-bit simhash: per bit, +w where a feature's hash has the bit set, -w where not; the
+    fingerprint's bit is 1 where the sum is positive. Repeated features count each time (TF)."""
+    if hashes.size == 0:
+        return 0
+    if weights is None and _sketch is not None:
+        return int(_sketch.simhash64(np.ascontiguousarray(hashes, dtype=np.uint64)))
+    return numpy_simhash(hashes, weights)
+
+
+def numpy_simhash(hashes: U64Array, weights: npt.NDArray[np.floating] | None = None) -> int:
+    """`simhash` in numpy (bits unpacked, summed per column): the reference of the compiled
+    vote, its fallback, and the weighted vote's only code."""
+    if hashes.size == 0:
+        return 0
+    bits = np.unpackbits(hashes.astype(">u8").view(np.uint8).reshape(-1, 8), axis=1)
+    if weights is None:
+        # sum of +-1 = 2 * (ones) - n, so bit set where ones > n / 2
+        ones = bits.sum(axis=0, dtype=np.int64)
+        positive = 2 * ones > hashes.size
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        positive = 2 * (w @ bits) > w.sum()
+    return int.from_bytes(np.packbits(positive).tobytes(), "big")
+
+
+def shingle_weights(word_idf: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.int64]:
+    """Weight of each overlapping `size`-word shingle: the largest IDF among its words (the
+    shingles of `ShingleHasher.shingle_hashes`: one over the whole text when it is shorter)."""
+    if word_idf.size == 0:
+        return np.empty(0, dtype=np.int64)
+    width = min(size, word_idf.size)
+    windows = np.lib.stride_tricks.sliding_window_view(word_idf, width)
+    return np.asarray(windows.max(axis=1), dtype=np.int64)
+
+
+def hamming(a: int, b: int) -> int:
+    """Number of differing bits between two 64-bit fingerprints."""
+    return (a ^ b).bit_count()
+
+
+@lru_cache(maxsize=32)
+def block_layout(blocks: int, k: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Bit ranges (shift, width) of each key: one key per combination of blocks - k blocks.
+
+    Two fingerprints within Hamming distance k differ in at most k of the b blocks, so they agree
+    on at least b - k blocks: the pigeonhole bound that makes the lookup exact, not approximate.
+    """
+    widths = [64 // blocks + (1 if i < 64 % blocks else 0) for i in range(blocks)]
+    ranges: list[tuple[int, int]] = []
+    end = 64
+    for width in widths:  # block 0 holds the most significant bits
+        end -= width
+        ranges.append((end, width))
+    return tuple(
+        tuple(ranges[i] for i in combo)
+        for combo in itertools.combinations(range(blocks), blocks - k)
+    )
+
+
+def block_keys(fingerprint: int, blocks: int = 4, k: int = 3) -> list[str]:
+    """Index keys of a fingerprint: "<combination>:<hex of its blocks' bits>"."""
+    keys = []
+    for position, combo in enumerate(block_layout(blocks, k)):
+        value = 0
+        for shift, width in combo:
+            value = (value << width) | ((fingerprint >> shift) & ((1 << width) - 1))
+        keys.append(f"{position}:{value:x}")
+    return keys
+
+
+@dataclass(frozen=True)
+class SimhashMethod:
+    """Charikar simhash as a detection method: 64 bits over word shingles, duplicate at <= k."""
+
+    shingle: int = 3
+    k: int = 3
+    blocks: int = 4
+    weighting: Weighting = "tf"
+    idf: IdfTable | None = None  # the frozen DF table of `weighting="idf"`
+    name: str = "simhash"
+
+    def __post_init__(self) -> None:
+        if self.weighting not in ("tf", "idf"):
+            raise ValueError(f"simhash weighting must be 'tf' or 'idf', got {self.weighting!r}")
+        if self.weighting == "idf" and self.idf is None:
+            raise ValueError("simhash idf weighting needs a DF table")
+
+    def params(self) -> dict[str, object]:
+        params: dict[str, object] = {
+            "bits": 64, "shingle": self.shingle, "k": self.k, "blocks": self.blocks,
+        }
+        if self.idf is not None and self.weighting == "idf":  # tf: the params of before
+            params["weighting"] = {"kind": "idf", "shingle_idf": "max-word", **self.idf.params()}
+        return params
+
+    def signature(self, words: Sequence[str], hasher: ShingleHasher) -> int:
+        hashes = hasher.shingle_hashes(words, self.shingle)
+        if self.idf is None or self.weighting != "idf":
+            return simhash(hashes)
+        weights = shingle_weights(self.idf.idf(hasher.word_hashes(words)), self.shingle)
+        # integer weights in float64: sums below 2**53 are exact in any order (BLAS included)
+        return simhash(hashes, weights.astype(np.float64))
+
+    def keys(self, fingerprint: int) -> list[str]:
+        return block_keys(fingerprint, self.blocks, self.k)
+
+    def encode(self, fingerprint: int) -> str:
+        """16 hex digits: a signed `long` cannot hold it, `unsigned_long` is not everywhere."""
+        return f"{fingerprint:016x}"
+
+    def decode(self, stored: object) -> int:
+        return int(str(stored), 16)
+
+    def similarity(self, a: int, b: int) -> float:
+        """1 - distance/64, so that every method reports a similarity in [0, 1]."""
+        return 1.0 - hamming(a, b) / 64.0
+
+    def is_duplicate(self, a: int, b: int) -> bool:
+        return hamming(a, b) <= self.k
+
+    def metric_floor(self) -> float:
+        """A duplicate's least similarity; 1 - similarity (Hamming distance / 64) is a metric."""
+        return 1.0 - self.k / 64.0
+
+    def explain(self, a: int, b: int) -> dict[str, object]:
+        return {"distance": hamming(a, b), "k": self.k}

@@ -1,0 +1,99 @@
+"""Batched checking: fingerprint a batch, look all of it up in one round trip (Elasticsearch's
+msearch), then decide each document in order exactly as `Deduplicator.process` would.
+
+Two read-through views let the one-document path reuse the batch's work, so there is one place
+that decides (verdict.py) and the verdicts cannot drift apart:
+- `PrefetchedIndex` answers `candidates(keys)` from the batch lookup, corrected by the documents
+  recorded since: those are authoritative for their ids (like the Elasticsearch write cache), so
+  a document earlier in the batch is a candidate for a later one. Everything else goes to the
+  real index.
+- `PrefetchedFingerprints` hands out the fingerprints computed for the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
+from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, Membership, memberships
+from neardup_pipeline.index.memory import MemoryIndex
+from neardup_pipeline.methods.rarewords import CorpusStats
+
+FrozenKeys = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def freeze(keys: Mapping[str, Sequence[str]]) -> FrozenKeys:
+    """Lookup keys as a dict key."""
+    return tuple((method, tuple(values)) for method, values in sorted(keys.items()))
+
+
+class PrefetchedIndex:
+    """The real index, with candidate lookups answered from a batch lookup made beforehand."""
+
+    def __init__(self, index: FingerprintIndex, lookups: Mapping[FrozenKeys, set[str]]) -> None:
+        self.index = index
+        self._lookups = lookups
+        self._added = MemoryIndex()  # recorded during the batch: their keys are the current ones
+        self._added_ids: set[str] = set()
+
+    def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
+        known = self._lookups.get(freeze(keys))
+        if known is None:
+            return self.index.candidates(keys)
+        return (known - self._added_ids) | self._added.candidates(keys)
+
+    def add(self, entry: IndexEntry) -> None:
+        self.index.add(entry)
+        self._added.add(entry)
+        self._added_ids.add(entry.doc_id)
+
+    def ensure_params(self, params: Mapping[str, Any]) -> None:
+        self.index.ensure_params(params)
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
+        return self.index.get(ids)
+
+    def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
+        return memberships(self.index, ids)
+
+    def count(self) -> int:
+        return self.index.count()
+
+    def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
+        self.index.add_document_frequencies(doc_id, word_hashes)
+
+    def document_frequencies(
+        self, word_hashes: Iterable[int], exclude: str | None = None
+    ) -> dict[int, int]:
+        return self.index.document_frequencies(word_hashes, exclude)
+
+    def document_count(self, exclude: str | None = None) -> int:
+        return self.index.document_count(exclude)
+
+    def flush(self) -> None:
+        self.index.flush()
+
+    def close(self) -> None:
+        """The real index belongs to the caller."""
+
+    def __getattr__(self, name: str) -> Any:  # optional backend features
+        return getattr(self.index, name)
+
+
+class PrefetchedFingerprints(Fingerprinter):
+    """The Deduplicator's fingerprinter, handing out fingerprints computed for the batch."""
+
+    def __init__(self, base: Fingerprinter, ready: Mapping[int, Fingerprint]) -> None:
+        self.__dict__.update(base.__dict__)  # same config, methods, normaliser and hasher
+        self._ready = dict(ready)  # id(document) -> its fingerprint
+
+    def fingerprint(self, doc: Document, stats: CorpusStats | None = None) -> Fingerprint:
+        ready = self._ready.pop(id(doc), None)
+        return ready if ready is not None else super().fingerprint(doc, stats)
+
+
+def batchable(fingerprinter: Fingerprinter) -> bool:
+    """False when a signature depends on the index (rarewords' DF changes as pages are
+    recorded): fingerprinting a whole batch up front would then change the verdicts."""
+    return not any(hasattr(m, "complete") for m in fingerprinter.methods.values())

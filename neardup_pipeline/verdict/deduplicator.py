@@ -1,0 +1,446 @@
+"""Candidates -> verification -> Verdict: the one place that decides what is a near-duplicate."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+import numpy as np
+
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
+from neardup_pipeline.index.base import (
+    FingerprintIndex,
+    IndexEntry,
+    Membership,
+    candidates_many,
+    cluster_of,
+    memberships,
+    to_original_meta,
+)
+from neardup_pipeline.methods.rarewords import RarewordsMethod, WarmupReplay
+from neardup_pipeline.verdict.batch import (
+    PrefetchedFingerprints,
+    PrefetchedIndex,
+    batchable,
+    freeze,
+)
+
+VerdictStatus = Literal["ok", "no_text", "error", "unchecked"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What neardup decided about one document, and why."""
+
+    doc_id: str
+    status: VerdictStatus
+    duplicate_of: str | None = None
+    similarity: float | None = None
+    method: str | None = None
+    cluster: str | None = None  # id of the group's original (the document itself when new)
+    scores: dict[str, float] = field(default_factory=dict)  # best similarity per method
+    candidates: int = 0
+    verified: int = 0  # candidates compared signature by signature (verdict_for)
+    reason: str = ""
+    # similarity per method to the cluster's original, and that original's content hash, when
+    # they were compared: stored with the page, so later lookups can skip it (beyond_reach)
+    to_original: dict[str, float] = field(default_factory=dict)
+    original_hash: str | None = None
+
+    @property
+    def is_duplicate(self) -> bool:
+        return self.duplicate_of is not None
+
+
+@dataclass(frozen=True)
+class ClusterMove:
+    """Re-crawl: a cluster's original changed and left it; its members now follow `new_cluster`."""
+
+    old_cluster: str
+    new_cluster: str  # the member seen first, promoted to original
+    members: tuple[str, ...]
+
+
+_DECODE_CACHE_SIZE = 2_000  # bounds memory: a 4,096-word bag decodes to ~50 KB
+
+
+def judge(method: Any, a: Any, b: Any) -> tuple[float, bool]:
+    """(similarity, near-duplicate?) of two signatures, in one pass where the method has one."""
+    one_pass = getattr(method, "judge", None)
+    if one_pass is not None:
+        return cast("tuple[float, bool]", one_pass(a, b))
+    return method.similarity(a, b), method.is_duplicate(a, b)
+
+
+def _cluster_queues(clusters: dict[str, str], own_id: str) -> dict[str, list[str]]:
+    """Candidates grouped by cluster, in the order they are verified: clusters by id, each
+    with its original first, then its other members by id. The page's own cluster (its
+    copies, recorded when it was first seen) is left out."""
+    queues: dict[str, list[str]] = {}
+    for doc_id, cluster in sorted(clusters.items()):
+        if cluster != own_id:
+            queues.setdefault(cluster, []).append(doc_id)
+    for cluster, members in queues.items():
+        if cluster in members:
+            members.remove(cluster)
+            members.insert(0, cluster)
+    return dict(sorted(queues.items()))
+
+
+_PRUNE_SLACK = 0.01  # stored bag weights are rounded to float16: bounds keep this margin
+
+
+def beyond_reach(
+    page_to_original: Mapping[str, float],
+    original_hash: str | None,
+    member: Membership,
+    floors: Mapping[str, float | None],
+) -> bool:
+    """True when no method can call the page a duplicate of `member`, by the triangle inequality
+    through the cluster's original: d(page, member) >= d(page, original) - d(member, original),
+    with d = 1 - similarity a metric for each method with a `metric_floor`. Every method must
+    be ruled out; one without a floor, or without both similarities, never is. The member's
+    similarity must have been measured against the original's present content."""
+    if not floors or original_hash is None or member.original_hash != original_hash:
+        return False
+    for name, floor in floors.items():
+        page, known = page_to_original.get(name), member.to_original.get(name)
+        if floor is None or page is None or known is None:
+            return False
+        if (1.0 - page) - (1.0 - known) <= (1.0 - floor) + _PRUNE_SLACK:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class _Match:
+    doc_id: str
+    cluster: str
+    method: str
+    similarity: float
+
+
+class Deduplicator:
+    """Checks documents against an index and records them, with one fingerprinter's rules."""
+
+    def __init__(
+        self,
+        index: FingerprintIndex,
+        config: NearDupConfig | None = None,
+        fingerprinter: Fingerprinter | None = None,
+    ) -> None:
+        self.config = config or NearDupConfig()
+        self.fingerprinter = fingerprinter or Fingerprinter(self.config)
+        self.index = index
+        # An index made with other text rules, hashes or method parameters is refused here.
+        index.ensure_params(self.fingerprinter.params())
+        # doc id -> (stored signatures, decoded): see _decoded
+        self._decode_cache: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._replays = [  # rarewords stream warm-up: young profiles are redone once, at its end
+            WarmupReplay(name, m) for name, m in self.fingerprinter.methods.items()
+            if isinstance(m, RarewordsMethod)
+        ]
+        # Re-crawl: the stored entry of the page last checked (fetched with its candidates) and
+        # the cluster move its changed content caused, if any (the pipeline mirrors it in pages).
+        self._previous: tuple[str, IndexEntry | None] | None = None
+        self.last_move: ClusterMove | None = None
+
+    def check(self, doc: Document) -> tuple[Verdict, Fingerprint]:
+        """Verdict for `doc` against what the index holds (the index is not changed)."""
+        fp = self.fingerprinter.fingerprint(doc, self.index)  # the index keeps DF (rarewords)
+        if fp.status != "ok":
+            return Verdict(doc.doc_id, "no_text", reason="no words to compare"), fp
+        return self.verdict_for(fp), fp
+
+    def verdict_for(self, fp: Fingerprint) -> Verdict:
+        """Verify the candidates sharing a lookup key, one cluster at a time.
+
+        A cluster's members are verified in turn, its original first, up to the first that
+        matches: the page then belongs to that cluster, and the other members (in a long crawl,
+        tens of copies of one text) need no verification. In a cluster whose original does not
+        match, the other members are verified too, so a page that resembles any one member is
+        still found; only a member the triangle inequality puts out of reach is skipped
+        (`beyond_reach`). Of the matched clusters, the most similar match wins. `scores` are
+        the best similarity per method among the pairs verified.
+        """
+        ids = self.index.candidates(fp.keys)
+        ids.discard(fp.doc_id)  # a page is never its own duplicate
+        belongs = memberships(self.index, ids)
+        queues = _cluster_queues({i: m.cluster for i, m in belongs.items()}, fp.doc_id)
+        stored = self.index.get([*(members[0] for members in queues.values()), fp.doc_id])
+        self._previous = (fp.doc_id, stored.pop(fp.doc_id, None))  # its own entry: re-crawl
+        scores: dict[str, float] = {}
+        matches: dict[str, _Match] = {}
+        originals: dict[str, tuple[dict[str, float], str | None]] = {}  # page -> original
+        verified = 0
+        for cluster, members in queues.items():
+            entry = stored.get(members[0])
+            sims, match = self._verify(fp, entry, scores)
+            verified += bool(sims)
+            if match is not None:
+                matches[cluster] = match
+            if entry is not None and members[0] == cluster and sims:
+                originals[cluster] = (sims, entry.meta.get("content_hash"))
+        floors = {name: getattr(method, "metric_floor", lambda: None)()
+                  for name, method in self.fingerprinter.methods.items()
+                  if name in fp.signatures}
+        unmatched = {
+            cluster: [m for m in members[1:] if cluster not in originals
+                      or not beyond_reach(*originals[cluster], belongs[m], floors)]
+            for cluster, members in queues.items() if cluster not in matches
+        }
+        if any(unmatched.values()):
+            stored = self.index.get(m for members in unmatched.values() for m in members)
+            for cluster, members in unmatched.items():
+                for member in members:
+                    sims, match = self._verify(fp, stored.get(member), scores)
+                    verified += bool(sims)
+                    if match is not None:
+                        matches[cluster] = match
+                        break
+        if not matches:
+            return Verdict(fp.doc_id, "ok", cluster=fp.doc_id, scores=scores,
+                           candidates=len(ids), verified=verified)
+        cluster = max(matches, key=lambda c: matches[c].similarity)
+        best = matches[cluster]
+        to_original, original_hash = originals.get(cluster, ({}, None))
+        return Verdict(
+            fp.doc_id,
+            "ok",
+            duplicate_of=best.doc_id,
+            similarity=round(best.similarity, 6),
+            method=best.method,
+            cluster=best.cluster,
+            scores=scores,
+            candidates=len(ids),
+            verified=verified,
+            reason=f"{best.method} similarity {best.similarity:.3f} to {best.doc_id}",
+            to_original=to_original,
+            original_hash=original_hash,
+        )
+
+    def _verify(
+        self, fp: Fingerprint, entry: IndexEntry | None, scores: dict[str, float]
+    ) -> tuple[dict[str, float], _Match | None]:
+        """Each method's similarity of `fp` to `entry` (also kept as the best in `scores`), and
+        the most similar method calling it a near-duplicate, if any."""
+        if entry is None or cluster_of(entry) == fp.doc_id:
+            return {}, None  # gone since the lookup, or one of this page's own copies
+        cand_sigs = self._decoded(entry)
+        sims: dict[str, float] = {}
+        best: _Match | None = None
+        exact_only = self._too_short(fp, entry)
+        twins: bool | None = None  # asked once, and only of a pair some method matches
+        for name, method in self.fingerprinter.methods.items():
+            if name not in cand_sigs or name not in fp.signatures:
+                continue
+            sim, duplicate = judge(method, fp.signatures[name], cand_sigs[name])
+            sims[name] = sim
+            scores[name] = max(scores.get(name, 0.0), sim)
+            warming_up = getattr(method, "warming_up", None)  # DF too young to decide on
+            if warming_up is not None and warming_up(fp.signatures[name]):
+                continue
+            if exact_only and entry.meta.get("content_hash") != fp.content_hash:
+                continue
+            if duplicate and (best is None or sim > best.similarity):
+                if twins is None:
+                    twins = self._template_twins(fp, cand_sigs)
+                if not twins:
+                    best = _Match(entry.doc_id, cluster_of(entry), name, sim)
+        return sims, best
+
+    def _template_twins(self, fp: Fingerprint, cand_sigs: dict[str, Any]) -> bool:
+        """Whether a method that can tell (the bag: subject.py) finds the two pages to be template
+        twins: distinct pages, whatever any method's similarity."""
+        for name, method in self.fingerprinter.methods.items():
+            twins = getattr(method, "twins", None)
+            if twins is not None and name in cand_sigs and name in fp.signatures \
+                    and twins(fp.signatures[name], cand_sigs[name]):
+                return True
+        return False
+
+    def _too_short(self, fp: Fingerprint, entry: IndexEntry) -> bool:
+        """Either side has fewer than min_near_words words (entries stored before the word
+        count was kept count as long)."""
+        floor = self.fingerprinter.config.min_near_words
+        stored = entry.meta.get("words")
+        return fp.word_count < floor or (isinstance(stored, int) and stored < floor)
+
+    def _decoded(self, entry: IndexEntry) -> dict[str, Any]:
+        """A stored entry's signatures, decoded once: the same originals are candidates again and
+        again (a site's copies), and base64 + JSON decoding is most of a verification."""
+        cached = self._decode_cache.get(entry.doc_id)
+        # A re-recorded entry stores other signatures: compared, not hashed (the dicts of one
+        # index are mostly the very same strings, which compare by identity; others by memcmp).
+        if cached is not None and cached[0] == entry.signatures:
+            return cached[1]
+        found = self.fingerprinter.decode(entry.signatures)
+        if cached is None and len(self._decode_cache) >= _DECODE_CACHE_SIZE:
+            self._decode_cache.pop(next(iter(self._decode_cache)))  # oldest first
+        self._decode_cache[entry.doc_id] = (entry.signatures, found)
+        return found
+
+    def record(self, fp: Fingerprint, verdict: Verdict, url: str | None = None) -> None:
+        """Store a checked document so later pages are compared with it."""
+        if fp.status != "ok":
+            return
+        meta: dict[str, Any] = {
+            "cluster": verdict.cluster or fp.doc_id,
+            "duplicate_of": verdict.duplicate_of,
+            "similarity": verdict.similarity,
+            "method": verdict.method,
+            "url": url,
+            "added": time.time(),
+            "content_hash": fp.content_hash,  # re-crawl: tells a changed page from the same one
+            "words": fp.word_count,  # short pages match exact copies only (min_near_words)
+        }
+        if verdict.to_original:
+            meta["to_original"] = to_original_meta(verdict.to_original, verdict.original_hash)
+        entry = IndexEntry(fp.doc_id, self.fingerprinter.encode(fp), fp.keys, meta)
+        self.index.add(entry)
+        for replay in self._replays:
+            replay.remember(entry, fp.signatures[replay.name])
+
+    def count_words(self, fp: Fingerprint) -> None:
+        """Add a checked document's distinct words to the index's DF (a re-add replaces them)."""
+        for name, method in self.fingerprinter.methods.items():
+            corpus_words = getattr(method, "corpus_words", None)
+            words = corpus_words(fp.signatures[name]) if corpus_words is not None else None
+            if words is not None:
+                self.index.add_document_frequencies(fp.doc_id, words.tolist())
+                return
+
+    def learn(self, doc: Document) -> None:
+        """Batch mode's first pass: count `doc`'s words in DF only (no lookup, no verdict)."""
+        if not any(hasattr(m, "corpus_words") for m in self.fingerprinter.methods.values()):
+            return
+        words = self.fingerprinter.normalizer.words(self.fingerprinter.text_of(doc)[0]).words
+        if len(words) >= self.config.min_tokens:
+            hashes = np.unique(self.fingerprinter.hasher.word_hashes(words))
+            self.index.add_document_frequencies(doc.doc_id, hashes.tolist())
+
+    def process(self, doc: Document) -> Verdict:
+        """Check and, by policy, record: originals always, duplicates when index_duplicates."""
+        return self.process_and_fingerprint(doc)[0]
+
+    def process_and_fingerprint(self, doc: Document) -> tuple[Verdict, Fingerprint | None]:
+        """`process`, also returning the fingerprint (its text and title, extracted once)."""
+        fp = self.fingerprinter.fingerprint(doc, self.index)  # the index keeps DF (rarewords)
+        return self.process_fingerprint(fp, doc.url), fp
+
+    def recrawl(self, fp: Fingerprint) -> ClusterMove | None:
+        """A cluster's original came back changed and matches none of its copies any more.
+
+        Rule: the member seen first becomes the cluster's original; every member is relabelled
+        to it (and one that named the old original as its match now names the new one), so no
+        copy points at content that no longer exists. The changed page is then checked like a
+        new one. Still matching one of its copies, or unchanged, it stays their original.
+        """
+        previous = self._previous  # fetched by verdict_for, along with the candidates
+        if previous is not None and previous[0] == fp.doc_id:
+            old = previous[1]
+        else:
+            old = self.index.get([fp.doc_id]).get(fp.doc_id)
+        if old is None or cluster_of(old) != fp.doc_id:
+            return None
+        old_hash = old.meta.get("content_hash")
+        if old_hash == fp.content_hash or (
+            old_hash is None and old.signatures == self.fingerprinter.encode(fp)
+        ):
+            return None
+        members = self._members(fp.doc_id, old)
+        if not members or self._matches_any(fp, members.values()):
+            return None
+        root = min(members.values(), key=lambda e: (float(e.meta.get("added") or 0), e.doc_id))
+        for entry in members.values():
+            meta = {**entry.meta, "cluster": root.doc_id}
+            meta.pop("to_original", None)  # measured against the original that left
+            if entry.doc_id == root.doc_id:
+                meta.update(duplicate_of=None, similarity=None, method=None)
+            elif meta.get("duplicate_of") == fp.doc_id:
+                meta["duplicate_of"] = root.doc_id
+            self.index.add(IndexEntry(entry.doc_id, entry.signatures, entry.keys, meta))
+        return ClusterMove(fp.doc_id, root.doc_id, tuple(sorted(members)))
+
+    def _members(
+        self, cluster: str, root: IndexEntry, limit: int = 100_000
+    ) -> dict[str, IndexEntry]:
+        """Entries labelled `cluster`: each joined by sharing a key with an earlier member, so a
+        walk over shared keys from the original reaches all of them (no cluster lookup needed)."""
+        found: dict[str, IndexEntry] = {}
+        seen = {cluster}
+        frontier = [root]
+        while frontier and len(seen) < limit:
+            ids = self.index.candidates(frontier.pop().keys) - seen
+            seen |= ids
+            for cand_id, entry in self.index.get(ids).items():
+                if cluster_of(entry) == cluster:
+                    found[cand_id] = entry
+                    frontier.append(entry)
+        return found
+
+    def _matches_any(self, fp: Fingerprint, entries: Iterable[IndexEntry]) -> bool:
+        """True when `fp` is a near-duplicate of one of `entries` under some method."""
+        for entry in entries:
+            sigs = self._decoded(entry)
+            for name, method in self.fingerprinter.methods.items():
+                if name in sigs and name in fp.signatures and method.is_duplicate(
+                    fp.signatures[name], sigs[name]
+                ):
+                    return True
+        return False
+
+    def process_fingerprint(self, fp: Fingerprint, url: str | None = None) -> Verdict:
+        """`process` for a fingerprint computed elsewhere (a child process; sweeps reuse them)."""
+        if fp.status != "ok":
+            self.last_move = None
+            verdict = Verdict(fp.doc_id, "no_text", reason="no words to compare")
+        else:
+            verdict = self.verdict_for(fp)
+            self.last_move = self.recrawl(fp)
+            if self.last_move is not None:  # its former copies moved away: check it again
+                verdict = self.verdict_for(fp)
+        self.apply(fp, verdict, url)
+        return verdict
+
+    def process_batch(
+        self, docs: Sequence[Document], fingerprints: Sequence[Fingerprint] | None = None
+    ) -> list[Verdict]:
+        """`process` of each document in order, with every lookup of the batch made first in one
+        round trip (msearch on Elasticsearch). The verdicts are the one-by-one verdicts: each
+        document goes through `process`, and one recorded earlier in the batch is a candidate
+        for the later ones (batch.py). `fingerprints`: the documents' fingerprints, computed
+        elsewhere (child processes; self-contained methods only). Not thread-safe."""
+        if fingerprints is not None and (self._replays or not batchable(self.fingerprinter)):
+            raise ValueError("fingerprints computed elsewhere need self-contained methods")
+        if fingerprints is None and (
+            len(docs) < 2 or self._replays or not batchable(self.fingerprinter)
+        ):
+            return [self.process(doc) for doc in docs]
+        fps = (
+            list(fingerprints) if fingerprints is not None
+            else [self.fingerprinter.fingerprint(doc, self.index) for doc in docs]
+        )
+        asked = [fp.keys for fp in fps if fp.status == "ok"]
+        found = candidates_many(self.index, asked)
+        index, fingerprinter = self.index, self.fingerprinter
+        self.index = PrefetchedIndex(index, dict(zip(map(freeze, asked), found, strict=True)))
+        self.fingerprinter = PrefetchedFingerprints(
+            fingerprinter, {id(doc): fp for doc, fp in zip(docs, fps, strict=True)}
+        )
+        try:
+            return [self.process(doc) for doc in docs]
+        finally:
+            self.index, self.fingerprinter = index, fingerprinter
+
+    def apply(self, fp: Fingerprint, verdict: Verdict, url: str | None) -> None:
+        """The record policy, in one place: count words, store by policy, replay warm-ups."""
+        if verdict.status == "ok":
+            self.count_words(fp)
+        if verdict.status == "ok" and (not verdict.is_duplicate or self.config.index_duplicates):
+            self.record(fp, verdict, url)
+        for replay in self._replays:
+            replay.replay(self.index)
