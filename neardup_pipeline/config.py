@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.verdict.canonical import POLICIES, CanonicalPolicy
 
 Method = Literal["auto", "simhash", "minhash", "bag", "rarewords", "anchors"]
@@ -37,9 +38,6 @@ def redact_backend(backend: str) -> str:
     host = parts.netloc.rsplit("@", 1)[1]
     return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
 
-
-class ConfigError(ValueError):
-    """A setting has a value neardup cannot work with."""
 
 
 @dataclass(frozen=True)

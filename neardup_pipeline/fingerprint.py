@@ -6,7 +6,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from neardup_pipeline.config import ConfigError, NearDupConfig
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.methods.anchors.model import AnchorModel
 from neardup_pipeline.methods.idf import IdfTable
 from neardup_pipeline.methods.rarewords import CorpusStats

@@ -16,11 +16,10 @@ from benchmarks.corpora import installation_guide_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.cli.anchors import corpus_texts
 from neardup_pipeline.cli.main import main
-from neardup_pipeline.config import ConfigError
-from neardup_pipeline.index import IndexParamsError, open_index
+from neardup_pipeline.errors import AnchorModelError, ConfigError, IndexParamsError
+from neardup_pipeline.index import open_index
 from neardup_pipeline.methods.anchors.model import (
     AnchorModel,
-    AnchorModelError,
     AnchorSignature,
     AnchorsMethod,
     FitSettings,

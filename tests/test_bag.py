@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
-from neardup_pipeline.config import ConfigError
+from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.methods.bag import (
     BagMethod,

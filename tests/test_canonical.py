@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scrapy.settings import Settings
 
-from neardup_pipeline.config import ConfigError, NearDupConfig
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.report.worddiff import word_diff
 from neardup_pipeline.verdict.canonical import Candidate, choose, page_date, prefer, rule_key
 

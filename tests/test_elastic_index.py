@@ -10,7 +10,8 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from neardup_pipeline.config import NearDupConfig
-from neardup_pipeline.index import IndexEntry, IndexError_, IndexParamsError, open_index
+from neardup_pipeline.errors import IndexFailure, IndexParamsError
+from neardup_pipeline.index import IndexEntry, open_index
 from neardup_pipeline.index.elastic.store import ElasticIndex, es_id
 
 PARAMS = {"simhash": {"bits": 64, "shingle": 3, "k": 3, "blocks": 4}, "hash": "rabin"}
@@ -183,7 +184,7 @@ def test_close_flushes(config: NearDupConfig) -> None:
         assert again.count() == 1
     finally:
         again.close()
-    with pytest.raises(IndexError_, match="closed"):
+    with pytest.raises(IndexFailure, match="closed"):
         index.add(entry("late", ["2:ff"]))
 
 
@@ -192,7 +193,7 @@ def test_bulk_error_is_raised_with_a_summary(config: NearDupConfig) -> None:
     try:
         index.add(entry("good", ["0:1"]))
         index.add(entry("bad", ["0:1"], similarity="not a number"))  # float field in the mapping
-        with pytest.raises(IndexError_) as raised:
+        with pytest.raises(IndexFailure) as raised:
             index.flush()
         message = str(raised.value)
         assert "refused 1 of 2 documents" in message
@@ -211,7 +212,7 @@ def test_closed_index_write_is_raised(config: NearDupConfig, es: Elasticsearch) 
     try:
         es.indices.close(index=config.fingerprint_index)
         index.add(entry("x", ["0:1"]))
-        with pytest.raises(IndexError_, match="closed"):
+        with pytest.raises(IndexFailure, match="closed"):
             index.flush()
     finally:
         es.indices.open(index=config.fingerprint_index)
@@ -290,7 +291,7 @@ def test_unreachable_server_fails_fast_and_clearly() -> None:
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     start = time.monotonic()
-    with pytest.raises(IndexError_, match="not reachable"):
+    with pytest.raises(IndexFailure, match="not reachable"):
         open_index(url, NearDupConfig(backend=url))
     assert time.monotonic() - start < 5
 
@@ -357,9 +358,9 @@ def test_unencodable_value_is_refused_at_add(config: NearDupConfig) -> None:
     index = open_elastic(config)
     try:
         index.add(entry("fine", ["0:1"]))
-        with pytest.raises(IndexError_, match="encode"):
+        with pytest.raises(IndexFailure, match="encode"):
             index.add(entry("odd", ["0:1"], extra=object()))
-        with pytest.raises(IndexError_, match="encode"):
+        with pytest.raises(IndexFailure, match="encode"):
             index.add_page({"url": "http://e.org/odd", "title": object()})
         index.flush()
         assert index.candidates({"simhash": ["0:1"]}) == {"fine"}

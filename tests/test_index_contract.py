@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
-from neardup_pipeline.index import FingerprintIndex, IndexEntry, IndexParamsError, open_index
+from neardup_pipeline.errors import IndexParamsError
+from neardup_pipeline.index import FingerprintIndex, IndexEntry, open_index
 from neardup_pipeline.methods.simhash import block_keys
 
 

@@ -23,9 +23,8 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
-from neardup_pipeline.config import ConfigError
+from neardup_pipeline.errors import ConfigError, IndexParamsError
 from neardup_pipeline.fingerprint import Fingerprinter
-from neardup_pipeline.index.base import IndexParamsError
 from neardup_pipeline.index.sqlite.store import SqliteIndex
 from neardup_pipeline.text import extract
 from neardup_pipeline.text.extract import Chrome, html_to_text

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from neardup_pipeline.index.elastic.mappings import MappingNotFound, load_mapping, mapping_names
+from neardup_pipeline.errors import MappingNotFound
+from neardup_pipeline.index.elastic.mappings import load_mapping, mapping_names
 
 ROOT = Path(__file__).resolve().parents[1]
 MAPPING_FILES = ["fingerprints", "fingerprints-template", "pages", "pages-template"]

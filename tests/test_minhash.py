@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
-from neardup_pipeline.config import ConfigError
+from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.methods.minhash import (
     MinhashMethod,
@@ -129,7 +129,7 @@ def test_containment_needs_minhash() -> None:
 def test_changing_the_family_is_refused_by_the_index() -> None:
     index = MemoryIndex()
     Deduplicator(index, NearDupConfig(methods=("minhash",)))
-    from neardup_pipeline.index import IndexParamsError
+    from neardup_pipeline.errors import IndexParamsError
 
     with pytest.raises(IndexParamsError):
         Deduplicator(index, NearDupConfig(methods=("minhash",), minhash_shingle=5))

@@ -13,11 +13,11 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline import Document, NearDupConfig
+from neardup_pipeline.errors import FingerprintCrash
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.parallel.offload import (
     CheckProcess,
-    FingerprintCrash,
     FingerprintWorkers,
     can_check_in_child,
     can_offload,

@@ -28,7 +28,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 import neardup_pipeline.scrapy.crawl_settings as project_settings
-from neardup_pipeline.index import IndexUnavailable
+from neardup_pipeline.errors import IndexUnavailable
 from neardup_pipeline.scrapy.spider import SiteSpider
 from neardup_pipeline.scrapy.spool import Spool
 from tests.es_server import DEFAULT_VERSION, Server, free_port

@@ -21,7 +21,7 @@ from rapidfuzz.distance import Levenshtein
 from benchmarks.corpora import Page, postgresql_pages
 from benchmarks.make_variants import _WORD, parse, replace_words, serialize
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
-from neardup_pipeline.config import ConfigError
+from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import open_index
 from neardup_pipeline.methods.bag import BagMethod, BagSignature
 from neardup_pipeline.methods.minhash import resemblance

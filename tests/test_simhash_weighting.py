@@ -12,12 +12,11 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline import NearDupConfig
 from neardup_pipeline.cli.main import main
-from neardup_pipeline.config import ConfigError
+from neardup_pipeline.errors import ConfigError, IdfTableError, IndexFailure
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 from neardup_pipeline.index import open_index
-from neardup_pipeline.index.base import IndexError_
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.methods.idf import IDF_SCALE, IdfTable, IdfTableError, fit_idf, fit_texts
+from neardup_pipeline.methods.idf import IDF_SCALE, IdfTable, fit_idf, fit_texts
 from neardup_pipeline.methods.rarewords import RarewordsMethod
 from neardup_pipeline.methods.simhash import SimhashMethod, hamming, shingle_weights, simhash
 from neardup_pipeline.report.evaluate import GoldEntry, evaluate
@@ -173,7 +172,7 @@ def test_params_differ_between_modes(table: IdfTable, corpus: Corpus) -> None:
 def test_memory_index_refuses_mixed_weighting(table: IdfTable) -> None:
     index = MemoryIndex()
     Deduplicator(index, CONFIG).process(Document("a", text="one two three four five"))
-    with pytest.raises(IndexError_, match="weighting"):
+    with pytest.raises(IndexFailure, match="weighting"):
         Deduplicator(index, CONFIG.replace(simhash_weighting="idf"), idf_fingerprinter(table))
 
 
@@ -194,11 +193,11 @@ def test_sqlite_index_keeps_its_table(tmp_path: Path, corpus: Corpus, table: Idf
     try:
         verdict = Deduplicator(index, config).process(Document("b", text=original))
         assert verdict.duplicate_of == "a" and verdict.method == "simhash"
-        with pytest.raises(IndexError_, match="weighting"):
+        with pytest.raises(IndexFailure, match="weighting"):
             Deduplicator(index, config.replace(simhash_weighting="tf"))
         other = tmp_path / "other.json"
         fit_texts(corpus.pages[:50], CONFIG).save(other)
-        with pytest.raises(IndexError_, match="weighting"):
+        with pytest.raises(IndexFailure, match="weighting"):
             Deduplicator(index, config.replace(simhash_idf_model=str(other)))
     finally:
         index.close()
@@ -336,7 +335,7 @@ async def test_crawl_with_idf_weighting(site: str, tmp_path: Path) -> None:
     index = open_index(backend, idf_config)
     try:
         Deduplicator(index, idf_config)  # same params: accepted
-        with pytest.raises(IndexError_, match="weighting"):
+        with pytest.raises(IndexFailure, match="weighting"):
             Deduplicator(index, config)
     finally:
         index.close()

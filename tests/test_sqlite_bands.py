@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from neardup_pipeline import NearDupConfig
+from neardup_pipeline.errors import IndexFailure
 from neardup_pipeline.fingerprint import Fingerprinter
-from neardup_pipeline.index import IndexEntry, IndexError_, MemoryIndex, SqliteIndex
+from neardup_pipeline.index import IndexEntry, MemoryIndex, SqliteIndex
 from neardup_pipeline.index.base import Membership, memberships
 from neardup_pipeline.index.sqlite.store import band_key
 from neardup_pipeline.methods.simhash import block_keys
@@ -279,7 +280,7 @@ def test_a_file_of_another_band_hash_is_refused(tmp_path: Path) -> None:
     SqliteIndex(path).close()
     with sqlite3.connect(path) as db:
         db.execute("UPDATE params SET value = 'blake2b' WHERE name = 'bands'")
-    with pytest.raises(IndexError_, match="blake2b"):
+    with pytest.raises(IndexFailure, match="blake2b"):
         SqliteIndex(path)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
-from neardup_pipeline.config import ConfigError
+from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.methods.bag import BagMethod, BagSignature, template_twins, term_counts
 from neardup_pipeline.text.normalize import Normalizer

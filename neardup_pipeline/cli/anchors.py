@@ -9,7 +9,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from neardup_pipeline.config import CONTENTS, ConfigError, NearDupConfig
+from neardup_pipeline.config import CONTENTS, NearDupConfig
+from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 from neardup_pipeline.methods.anchors.model import fit_corpus
 
@@ -50,7 +51,8 @@ def add_anchors_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 def corpus_documents(path: Path) -> Iterator[Document]:
     """Documents of a JSONL file, or of every HTML/text file under a folder (sorted paths)."""
-    from neardup_pipeline.cli.main import InputError, load_document, parse_document
+    from neardup_pipeline.cli.main import load_document, parse_document
+    from neardup_pipeline.errors import InputError
 
     if path.is_dir():
         for file in sorted(p for p in path.rglob("*") if p.suffix.lower() in _TEXT_SUFFIXES):

@@ -37,7 +37,8 @@ def add_eval_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from neardup_pipeline.cli.main import InputError, parse_document
+    from neardup_pipeline.cli.main import parse_document
+    from neardup_pipeline.errors import InputError
 
     gold = read_gold(args.gold)
     documents = []

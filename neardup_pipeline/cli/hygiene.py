@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neardup_pipeline.config import redact_backend
-from neardup_pipeline.index.base import IndexError_
+from neardup_pipeline.errors import IndexFailure, SourceError
 from neardup_pipeline.report.stats import PageRecord, Summary, record_from_verdict, summarize
 from neardup_pipeline.verdict.canonical import POLICIES
 
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 
 DEFAULT_PAGES_INDEX = "neardup-pages"
 
-
-class SourceError(ValueError):
-    """The named source cannot be read as checked pages."""
 
 
 def add_hygiene_commands(sub: Any) -> None:
@@ -107,7 +104,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from neardup_pipeline.report.html import ReportError, render_report
+    from neardup_pipeline.errors import ReportError
+    from neardup_pipeline.report.html import render_report
 
     records, texts, source = _report_data(args)
     try:
@@ -213,7 +211,8 @@ def _report_data(args: argparse.Namespace) -> tuple[list[PageRecord], dict[str, 
 
 def corpus_texts(path: Path, wanted: set[str]) -> dict[str, str]:
     """doc id -> the text neardup compared (HTML extracted the same way) for the corpus."""
-    from neardup_pipeline.cli.main import InputError, parse_document
+    from neardup_pipeline.cli.main import parse_document
+    from neardup_pipeline.errors import InputError
     from neardup_pipeline.fingerprint import Fingerprinter
 
     fingerprinter = Fingerprinter()
@@ -272,10 +271,10 @@ class _es_client:
             exists = bool(self._client.indices.exists(index=self.index))
         except (ApiError, TransportError) as exc:
             self._client.close()
-            raise IndexError_(f"Elasticsearch at {redact_backend(self.url)}: {exc}") from exc
+            raise IndexFailure(f"Elasticsearch at {redact_backend(self.url)}: {exc}") from exc
         if not exists:
             self._client.close()
-            raise IndexError_(f"no pages index {self.index!r} at {redact_backend(self.url)} "
+            raise IndexFailure(f"no pages index {self.index!r} at {redact_backend(self.url)} "
                               "(crawl with NEARDUP_PAGES_INDEX set to fill it)")
         return self._client
 

@@ -15,26 +15,27 @@ from tqdm import tqdm
 from neardup_pipeline import __version__
 from neardup_pipeline.cli.anchors import add_anchors_command, dedup_fingerprinter
 from neardup_pipeline.cli.eval import add_eval_command
-from neardup_pipeline.cli.hygiene import SourceError, add_hygiene_commands
+from neardup_pipeline.cli.hygiene import add_hygiene_commands
 from neardup_pipeline.cli.idf import add_idf_command, add_weighting_options
 from neardup_pipeline.config import (
     CONTENTS,
     HTML_PARSERS,
     KNOWN_METHODS,
     METHOD_CHOICES,
-    ConfigError,
     NearDupConfig,
+)
+from neardup_pipeline.errors import (
+    ConfigError,
+    FingerprintCrash,
+    IndexFailure,
+    InputError,
+    SourceError,
 )
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index import open_index
-from neardup_pipeline.index.base import IndexError_
 from neardup_pipeline.methods.rarewords import shared_rare_words
-from neardup_pipeline.parallel.offload import FingerprintCrash, FingerprintWorkers, can_offload
+from neardup_pipeline.parallel.offload import FingerprintWorkers, can_offload
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
-
-
-class InputError(ValueError):
-    """A line of the input corpus cannot be read as a document."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (ConfigError, IndexError_, InputError, SourceError, OSError) as exc:
+    except (ConfigError, IndexFailure, InputError, SourceError, OSError) as exc:
         print(f"neardup: error: {exc}", file=sys.stderr)
         return 2
 

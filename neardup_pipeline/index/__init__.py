@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from neardup_pipeline.config import ConfigError
-from neardup_pipeline.index.base import (
-    FingerprintIndex,
-    IndexEntry,
-    IndexError_,
-    IndexParamsError,
-    IndexUnavailable,
-)
+from neardup_pipeline.errors import ConfigError, IndexFailure, IndexParamsError, IndexUnavailable
+from neardup_pipeline.index.base import FingerprintIndex, IndexEntry
 from neardup_pipeline.index.memory import MemoryIndex
 from neardup_pipeline.index.sqlite.store import SqliteIndex
 
@@ -21,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FingerprintIndex",
     "IndexEntry",
-    "IndexError_",
+    "IndexFailure",
     "IndexParamsError",
     "IndexUnavailable",
     "MemoryIndex",

@@ -8,18 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
-class IndexError_(RuntimeError):
-    """The index cannot do what was asked (unreachable, refused a write, bad state)."""
-
-
-class IndexUnavailable(IndexError_):
-    """The server did not answer within the bounded wait (down, restarting, paused, overloaded)."""
-
-
-class IndexParamsError(IndexError_):
-    """The index holds fingerprints made with other parameters: mixing them would be wrong."""
-
-
 @dataclass(frozen=True)
 class IndexEntry:
     """One stored document: its encoded signatures, lookup keys per method, and metadata.

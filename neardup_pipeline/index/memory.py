@@ -7,13 +7,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from neardup_pipeline.index.base import (
-    IndexEntry,
-    IndexParamsError,
-    Membership,
-    membership_of,
-    params_mismatch,
-)
+from neardup_pipeline.errors import IndexParamsError
+from neardup_pipeline.index.base import IndexEntry, Membership, membership_of, params_mismatch
 
 
 class MemoryIndex:

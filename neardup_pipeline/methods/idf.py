@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup_pipeline.config import ConfigError, NearDupConfig
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.errors import IdfTableError
 from neardup_pipeline.methods.modelfile import read_json_object
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
@@ -38,9 +39,6 @@ FORMAT = "neardup-idf"
 TABLE_VERSION = 1
 IDF_SCALE = 16  # quantum of an IDF weight: 1/16
 
-
-class IdfTableError(ConfigError):
-    """A DF table cannot be read, or does not suit the configuration."""
 
 
 @dataclass(frozen=True, eq=False)

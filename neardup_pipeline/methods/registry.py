@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from neardup_pipeline.config import ConfigError, NearDupConfig
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.errors import ConfigError, IdfTableError
 from neardup_pipeline.methods.anchors.model import AnchorModel, anchors_method
 from neardup_pipeline.methods.bag import BagMethod
-from neardup_pipeline.methods.idf import IdfTable, IdfTableError
+from neardup_pipeline.methods.idf import IdfTable
 from neardup_pipeline.methods.minhash import MinhashMethod
 from neardup_pipeline.methods.rarewords import RarewordsMethod
 from neardup_pipeline.methods.reword import RewordRule

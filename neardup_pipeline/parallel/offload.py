@@ -20,6 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Generic, TypeVar
 
 from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.errors import FingerprintCrash
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.parallel.child import OrderedChild
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
@@ -30,9 +31,6 @@ T = TypeVar("T")
 # Methods whose signature is a function of the document alone.
 SELF_CONTAINED_METHODS = frozenset({"simhash", "minhash", "bag"})
 
-
-class FingerprintCrash(RuntimeError):
-    """The child process died while fingerprinting one document (it is restarted)."""
 
 
 def can_offload(config: NearDupConfig) -> bool:

@@ -15,13 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from neardup_pipeline.errors import ReportError
 from neardup_pipeline.report.stats import PageRecord, Summary, group_clusters, summarize
 from neardup_pipeline.report.worddiff import Segment, word_diff
 from neardup_pipeline.verdict.canonical import Candidate, CanonicalPolicy, choose
-
-
-class ReportError(RuntimeError):
-    """The report cannot be made here (a missing optional dependency)."""
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 Without a URL it serves the bundled demo site (demo_site/ beside this module) on a free local
 port, crawls it against a fresh SQLite index and prints, per page, whether it was kept or dropped
-and why, so the demo shows what simhash catches and what it misses. This is a CLI: it owns the process, so it
-uses Scrapy's CrawlerProcess (tests drive crawls with get_crawler + crawl_async instead).
+and why, so the demo shows what simhash catches and what it misses. This is a CLI: it owns the
+process, so it uses Scrapy's CrawlerProcess (tests drive crawls with get_crawler + crawl_async).
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     """Run one crawl and print its summary; 0 when the spider finished (or hit --max-pages)."""
     from scrapy.exceptions import NotConfigured
 
-    from neardup_pipeline.config import ConfigError, NearDupConfig
+    from neardup_pipeline.config import NearDupConfig
+    from neardup_pipeline.errors import ConfigError
 
     demo = args.url is None
     fresh = demo if args.fresh is None else bool(args.fresh)

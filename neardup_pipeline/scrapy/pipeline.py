@@ -25,8 +25,9 @@ from twisted.internet.defer import Deferred
 from twisted.python.threadpool import ThreadPool
 
 from neardup_pipeline.config import NearDupConfig, redact_backend
+from neardup_pipeline.errors import IndexUnavailable
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
-from neardup_pipeline.index import IndexUnavailable, open_index
+from neardup_pipeline.index import open_index
 from neardup_pipeline.methods.anchors.warmup import (
     AnchorsWarmup,
     WarmupReport,

@@ -12,13 +12,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from neardup_pipeline.errors import MappingNotFound
+
 __all__ = ["MappingNotFound", "load_mapping", "mapping_names"]
 
 _SOURCE_DIR = Path(__file__).resolve().parent.parent / "es_mappings"
 
-
-class MappingNotFound(FileNotFoundError):
-    """No JSON file of that name in the installed package nor in the source checkout."""
 
 
 def _read(name: str) -> str | None:

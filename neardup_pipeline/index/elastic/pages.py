@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from elasticsearch import ApiError, helpers
 
-from neardup_pipeline.index.base import IndexError_
+from neardup_pipeline.errors import IndexFailure
 from neardup_pipeline.index.elastic.store import es_id
 from neardup_pipeline.report.stats import PageRecord, Summary
 from neardup_pipeline.verdict.canonical import Candidate, CanonicalPolicy, choose, prefer
@@ -57,7 +57,7 @@ class PagesKeeper:
 
     def __init__(self, index: ElasticIndex, policy: CanonicalPolicy = "first") -> None:
         if not index.pages_index:
-            raise IndexError_("the pages index is not configured (NEARDUP_PAGES_INDEX)")
+            raise IndexFailure("the pages index is not configured (NEARDUP_PAGES_INDEX)")
         self._index = index
         self.pages_index: str = index.pages_index
         self.policy: CanonicalPolicy = policy
@@ -163,7 +163,7 @@ class PagesKeeper:
                                            {"term": {"is_canonical": True}}]}},
             )
         except ApiError as exc:
-            raise IndexError_(f"canonical lookup in {self.pages_index!r} failed: {exc}") from exc
+            raise IndexFailure(f"canonical lookup in {self.pages_index!r} failed: {exc}") from exc
         hits = response.body["hits"]["hits"]
         if not hits:
             return None
@@ -181,7 +181,7 @@ class PagesKeeper:
             )
             return [h["_source"] for h in hits if _doc_id(h["_source"]) != exclude]
         except ApiError as exc:
-            raise IndexError_(f"cluster lookup in {self.pages_index!r} failed: {exc}") from exc
+            raise IndexFailure(f"cluster lookup in {self.pages_index!r} failed: {exc}") from exc
 
     def _remember(self, cluster: str, canonical: Candidate) -> None:
         self._canonicals[cluster] = canonical
@@ -211,7 +211,7 @@ def page_records(client: Elasticsearch, index: str) -> Iterator[PageRecord]:
                 order=int(1000 * (_epoch(src.get("first_seen") or src.get("crawled_at")) or 0)),
             )
     except ApiError as exc:
-        raise IndexError_(f"reading pages index {index!r} failed: {exc}") from exc
+        raise IndexFailure(f"reading pages index {index!r} failed: {exc}") from exc
 
 
 def page_texts(client: Elasticsearch, index: str, urls: list[str]) -> dict[str, str]:
@@ -223,7 +223,7 @@ def page_texts(client: Elasticsearch, index: str, urls: list[str]) -> dict[str, 
             response = client.mget(index=index, ids=[es_id(u) for u in chunk],
                                    source_includes=["url", "text"])
         except ApiError as exc:
-            raise IndexError_(f"reading page texts from {index!r} failed: {exc}") from exc
+            raise IndexFailure(f"reading page texts from {index!r} failed: {exc}") from exc
         for doc in response.body["docs"]:
             if doc.get("found"):
                 texts[str(doc["_source"].get("url"))] = str(doc["_source"].get("text") or "")
@@ -257,7 +257,7 @@ def pages_summary(client: Elasticsearch, index: str, largest: int = 10) -> Summa
             if not agg["buckets"] or after is None:
                 break
     except ApiError as exc:
-        raise IndexError_(f"aggregating pages index {index!r} failed: {exc}") from exc
+        raise IndexFailure(f"aggregating pages index {index!r} failed: {exc}") from exc
     by_method = {str(b["key"]): int(b["doc_count"]) for b in methods}
     return Summary(
         documents=total, checked=total, clusters=sum(sizes.values()),

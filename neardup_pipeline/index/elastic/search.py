@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from elasticsearch import ApiError
 
-from neardup_pipeline.index.base import IndexError_
+from neardup_pipeline.errors import IndexFailure
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -54,7 +54,7 @@ def collapsed_search(client: Elasticsearch, index: str, query: str, size: int = 
         canonicals = _canonicals(client, index, clusters)
         sizes = _sizes(client, index, clusters)
     except ApiError as exc:
-        raise IndexError_(f"search in {index!r} failed: {exc}") from exc
+        raise IndexFailure(f"search in {index!r} failed: {exc}") from exc
     hits = []
     for hit, cluster in zip(found["hits"]["hits"], clusters, strict=True):
         shown = hit["inner_hits"]["shown"]["hits"]["hits"]

@@ -42,15 +42,8 @@ from elastic_transport import SerializationError, TransportError
 from elasticsearch import ApiError, BadRequestError, Elasticsearch, helpers
 
 from neardup_pipeline.config import redact_backend
-from neardup_pipeline.index.base import (
-    IndexEntry,
-    IndexError_,
-    IndexParamsError,
-    IndexUnavailable,
-    Membership,
-    membership_of,
-    params_mismatch,
-)
+from neardup_pipeline.errors import IndexFailure, IndexParamsError, IndexUnavailable
+from neardup_pipeline.index.base import IndexEntry, Membership, membership_of, params_mismatch
 from neardup_pipeline.index.elastic.mappings import load_mapping
 from neardup_pipeline.index.memory import MemoryIndex
 
@@ -104,7 +97,7 @@ def es_id(value: str) -> str:
 def _keys_field(method: str) -> str:
     """`<method>_keys`; method names become field names, so no dots or odd characters."""
     if not _METHOD_NAME.match(method):
-        raise IndexError_(f"method name {method!r} cannot name an Elasticsearch field")
+        raise IndexFailure(f"method name {method!r} cannot name an Elasticsearch field")
     return f"{method}_keys"
 
 
@@ -199,7 +192,7 @@ class ElasticIndex:
         try:
             client = Elasticsearch(url, **kwargs)
         except (ValueError, TypeError) as exc:
-            raise IndexError_(f"bad Elasticsearch settings for {location}: {exc}") from exc
+            raise IndexFailure(f"bad Elasticsearch settings for {location}: {exc}") from exc
         try:
             return cls(
                 client,
@@ -223,7 +216,7 @@ class ElasticIndex:
         except ApiError as exc:
             # Reachable, but refused (auth, privileges): the later calls will say precisely.
             if exc.meta.status in (401,):
-                raise IndexError_(
+                raise IndexFailure(
                     f"Elasticsearch at {self._location} refused the credentials ({_describe(exc)})"
                 ) from exc
         except TransportError as exc:
@@ -265,7 +258,7 @@ class ElasticIndex:
                 mappings = {k: v for k, v in body["mappings"].items() if k != "_meta"}
                 self._call(lambda: self._client.indices.put_mapping(index=index, **mappings))
         except ApiError as exc:
-            raise IndexError_(
+            raise IndexFailure(
                 f"cannot prepare Elasticsearch index {index!r} at {self._location}: "
                 f"{_describe(exc)}"
             ) from exc
@@ -281,7 +274,7 @@ class ElasticIndex:
             try:
                 return fn()
             except SerializationError as exc:  # a value JSON cannot carry: retrying cannot help
-                raise IndexError_(f"cannot encode or decode a request: {exc}") from exc
+                raise IndexFailure(f"cannot encode or decode a request: {exc}") from exc
             except (TransportError, ApiError) as exc:
                 if isinstance(exc, ApiError) and exc.meta.status not in RETRY_STATUSES:
                     raise
@@ -347,7 +340,7 @@ class ElasticIndex:
                 # Read back: another process may have stored its parameters at the same moment.
                 stored = self._meta().get(PARAMS_META_KEY)
         except ApiError as exc:
-            raise IndexError_(
+            raise IndexFailure(
                 f"cannot read or store the parameters of {self.fingerprint_index!r}: "
                 f"{_describe(exc)}"
             ) from exc
@@ -397,7 +390,7 @@ class ElasticIndex:
             return
         url = doc.get("url")
         if not isinstance(url, str) or not url:
-            raise IndexError_("a page for the pages index needs a non-empty string 'url'")
+            raise IndexFailure("a page for the pages index needs a non-empty string 'url'")
         source = {name: doc[name] for name in _PAGE_FIELDS if doc.get(name) is not None}
         source.setdefault("crawled_at", _now())
         self._encodable(source, f"page {url!r}")
@@ -441,7 +434,7 @@ class ElasticIndex:
                 lambda: self._client.options(ignore_status=404).get(index=key[0], id=key[1])
             )
         except ApiError as exc:
-            raise IndexError_(f"fetching page {url!r} failed: {_describe(exc)}") from exc
+            raise IndexFailure(f"fetching page {url!r} failed: {_describe(exc)}") from exc
         if not response.body.get("found"):
             return None
         source = dict(response.body["_source"])
@@ -465,7 +458,7 @@ class ElasticIndex:
         try:
             self._client.transport.serializers.dumps(source, mimetype="application/json")
         except SerializationError as exc:
-            raise IndexError_(f"cannot encode {what} for Elasticsearch: {exc}") from exc
+            raise IndexFailure(f"cannot encode {what} for Elasticsearch: {exc}") from exc
 
     def _queue(self, index: str, doc_id: str, source: dict[str, Any]) -> None:
         self._buffer.pop((index, doc_id), None)  # re-queue at the end: the newest write wins
@@ -488,7 +481,7 @@ class ElasticIndex:
                         **self._lookup_body(query))
             )
         except ApiError as exc:
-            raise IndexError_(f"candidate lookup failed: {_describe(exc)}") from exc
+            raise IndexFailure(f"candidate lookup failed: {_describe(exc)}") from exc
         self._collect(response.body["hits"], query, found, cached)
         return found
 
@@ -524,12 +517,12 @@ class ElasticIndex:
             try:
                 response = self._call(partial(self._client.msearch, searches=searches))
             except ApiError as exc:
-                raise IndexError_(f"candidate lookup failed: {_describe(exc)}") from exc
+                raise IndexFailure(f"candidate lookup failed: {_describe(exc)}") from exc
             for (n, query), answer in zip(chunk, response.body["responses"], strict=True):
                 if "error" in answer:  # one failed search fails the batch, as one lookup would
                     error = answer["error"]
                     reason = error.get("reason") if isinstance(error, dict) else error
-                    raise IndexError_(
+                    raise IndexFailure(
                         f"candidate lookup failed: status {answer.get('status')}: {reason}"
                     )
                 self._collect(answer["hits"], query, results[n], cached)
@@ -548,7 +541,7 @@ class ElasticIndex:
                             request_cache=False, **self._lookup_body(query, source=True))
                 )
             except ApiError as exc:
-                raise IndexError_(f"candidate lookup failed: {_describe(exc)}") from exc
+                raise IndexFailure(f"candidate lookup failed: {_describe(exc)}") from exc
             hits = {"hits": [{"fields": {"doc_id": [hit["_source"]["doc_id"]]}}
                              for hit in response.body["hits"]["hits"]]}
         if len(hits["hits"]) >= self.max_candidates and not self._warned_truncated:
@@ -601,7 +594,9 @@ class ElasticIndex:
                             source_includes=fields)
                 )
             except ApiError as exc:
-                raise IndexError_(f"fetching stored fingerprints failed: {_describe(exc)}") from exc
+                raise IndexFailure(
+                    f"fetching stored fingerprints failed: {_describe(exc)}"
+                ) from exc
             for doc in response.body["docs"]:
                 if doc.get("found") and by_es_id.get(doc["_id"]) == doc["_source"].get("doc_id"):
                     yield doc["_source"]  # the check guards the sha256 _id mapping
@@ -614,7 +609,7 @@ class ElasticIndex:
             try:
                 response = self._call(lambda: self._client.count(index=self.fingerprint_index))
             except ApiError as exc:
-                raise IndexError_(f"counting fingerprints failed: {_describe(exc)}") from exc
+                raise IndexFailure(f"counting fingerprints failed: {_describe(exc)}") from exc
             return int(response.body["count"])
 
     # ------------------------------------------------------------------ document frequency
@@ -661,7 +656,7 @@ class ElasticIndex:
                             aggs=aggs, track_total_hits=True, request_cache=False)
                 )
             except ApiError as exc:
-                raise IndexError_(f"document frequency lookup failed: {_describe(exc)}") from exc
+                raise IndexFailure(f"document frequency lookup failed: {_describe(exc)}") from exc
             if start == 0:
                 documents += int(response.body["hits"]["total"]["value"])
             if chunk:
@@ -705,7 +700,7 @@ class ElasticIndex:
             self.counters["bulk_refused"] += len(actions)
             log.error("neardup: bulk write of %d documents rejected: %s", len(actions),
                       _describe(exc))
-            raise IndexError_(f"bulk write rejected: {_describe(exc)}") from exc
+            raise IndexFailure(f"bulk write rejected: {_describe(exc)}") from exc
         # Sent (or refused for good): the buffer is done either way; on a transport failure
         # (_call raised above) it stays for the next flush.
         self._buffer.clear()
@@ -715,7 +710,7 @@ class ElasticIndex:
             try:
                 self._call(lambda: self._client.indices.refresh(index=",".join(refresh)))
             except ApiError as exc:
-                raise IndexError_(f"refresh after bulk failed: {_describe(exc)}") from exc
+                raise IndexFailure(f"refresh after bulk failed: {_describe(exc)}") from exc
         # Now searchable (or never stored): Elasticsearch is the truth for these doc ids again.
         sent = {a["_source"]["doc_id"] for a in actions if a["_index"] == self.fingerprint_index}
         for doc_id in {a["_source"]["doc_id"] for a in actions if a["_index"] == self.df_index}:
@@ -731,7 +726,7 @@ class ElasticIndex:
             self.counters["bulk_refused"] += len(errors)
             summary = _bulk_summary(errors, len(actions))
             log.error("neardup: %s", summary)
-            raise IndexError_(summary)
+            raise IndexFailure(summary)
 
     def _bulk(self, actions: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
         """One bulk helper run; per-document errors returned, 429s retried by the helper."""
@@ -754,7 +749,7 @@ class ElasticIndex:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise IndexError_("the Elasticsearch index is closed")
+            raise IndexFailure("the Elasticsearch index is closed")
 
     def __repr__(self) -> str:
         return f"ElasticIndex({self._location!r}, {self.fingerprint_index!r})"

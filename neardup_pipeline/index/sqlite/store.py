@@ -45,10 +45,9 @@ from typing import Any, TypeVar
 import numpy as np
 import xxhash
 
+from neardup_pipeline.errors import IndexFailure, IndexParamsError
 from neardup_pipeline.index.base import (
     IndexEntry,
-    IndexError_,
-    IndexParamsError,
     Membership,
     membership_from,
     membership_of,
@@ -131,7 +130,7 @@ class SqliteIndex:
             _fill_memberships(self._db)
             _migrate_keys(self._db)
         except sqlite3.DatabaseError as exc:
-            raise IndexError_(f"cannot open SQLite index {self.path!r}: {exc}") from exc
+            raise IndexFailure(f"cannot open SQLite index {self.path!r}: {exc}") from exc
         self._lock = threading.Lock()
         self._pending = 0
         self._last_commit = time.monotonic()

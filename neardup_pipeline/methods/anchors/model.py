@@ -46,7 +46,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup_pipeline.config import ConfigError, NearDupConfig
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.errors import AnchorModelError, ConfigError
 from neardup_pipeline.methods.modelfile import read_json_object
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.normalize import Normalizer
@@ -55,9 +56,6 @@ FORMAT = "neardup-anchors"
 MODEL_VERSION = 1
 _OFFSET = 4.0  # per-word offset for global searchsorted: every per-word value lies in [0, 2]
 
-
-class AnchorModelError(ConfigError):
-    """A model file cannot be read, or does not suit the configuration."""
 
 
 @dataclass(frozen=True)
