@@ -1,4 +1,8 @@
-"""Loaders for the real corpora in ../shared/data (read in place from their archives)."""
+"""Loaders for the real corpora in ../shared/data (read in place from their archives).
+
+The tests read small samples of these in tests/data instead; benchmarks need the whole corpora
+and stop with a message naming what is missing when ../shared/data is not beside the checkout.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +29,16 @@ class Page:
     info: dict[str, str]
 
 
+def _require(folder: Path, *patterns: str) -> list[Path]:
+    """The files of `folder` matching each pattern, or SystemExit saying which is missing."""
+    found = [next(folder.glob(pattern), None) for pattern in patterns]
+    missing = [f"{folder}/{p}" for p, f in zip(patterns, found, strict=True) if f is None]
+    if missing:
+        raise SystemExit("benchmarks need ../shared/data (see its README): missing "
+                         + ", ".join(missing))
+    return [f for f in found if f is not None]
+
+
 def _members(archive: Path) -> Iterator[tuple[str, bytes]]:
     with tarfile.open(archive, "r:xz") as tar:
         for member in tar:
@@ -37,7 +51,7 @@ def _members(archive: Path) -> Iterator[tuple[str, bytes]]:
 @lru_cache(maxsize=2)
 def postgresql_pages() -> tuple[Page, ...]:
     """Both releases' pages; group = file name (same page, two releases). PAIRS.csv rows in info."""
-    archive = next(PG_DIR.glob("*.tar.xz"))
+    (archive,) = _require(PG_DIR, "*.tar.xz")
     files = dict(_members(archive))
     pairs_name = next(name for name in files if name.endswith("PAIRS.csv"))
     rows = {row["file"]: row for row in csv.DictReader(io.StringIO(files[pairs_name].decode()))}
@@ -65,10 +79,10 @@ def guide_groups(rows: list[dict[str, str]]) -> dict[tuple[str, str, str], str]:
 @lru_cache(maxsize=2)
 def installation_guide_pages() -> tuple[Page, ...]:
     """All 2,193 pages; group = the same section for another architecture (`guide_groups`)."""
-    rows = list(csv.DictReader((IG_DIR / "MANIFEST.csv").open(encoding="utf-8")))
+    manifest_file, archive = _require(IG_DIR, "MANIFEST.csv", "*.tar.xz")
+    rows = list(csv.DictReader(manifest_file.open(encoding="utf-8")))
     manifest = {(row["arch"], row["lang"], row["file"]): row for row in rows}
     groups = guide_groups(rows)
-    archive = next(IG_DIR.glob("*.tar.xz"))
     pages = []
     for name, data in _members(archive):
         parts = name.split("/")

@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/crawl_overhead.py [--pages 10000] [--timeout 900] [--concurrency 16]
                                            [--extra-methods simhash ...] [--in-thread]
-                                           [--python-walk] [--lexbor] [--rounds N]
+                                           [--python-walk] [--rounds N]
                                            [--server nginx|python]
 
 Generates a site of --pages pages from the real pages of ../shared/data (the PostgreSQL 15.18 and
@@ -22,7 +22,6 @@ a site's server is not the crawler's to pay for) or by a ThreadingHTTPServer in 
   inside the crawler's process (NEARDUP_FINGERPRINT_PROCESSES=0);
 - on (Python walk) with --python-walk: the defaults with the pure-Python walk of the page tree
   (NEARDUP_PYTHON_WALK=1) instead of the C++ one: the same text, for the walk's share;
-- on (lexbor) with --lexbor: the defaults with the lexbor parser (NEARDUP_HTML_PARSER=lexbor);
 - on (METHODS) for each --extra-methods entry.
 
 --rounds N runs the modes N times in turn (the machine drifts), every second round in the
@@ -333,8 +332,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--python-walk", action="store_true",
                         help="one more 'on' run with the pure-Python walk of the page tree "
                              "(NEARDUP_PYTHON_WALK=1) instead of the C++ one")
-    parser.add_argument("--lexbor", action="store_true",
-                        help="one more 'on' run with the lexbor parser (NEARDUP_HTML_PARSER)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="run every mode this many times, alternating (the machine drifts)")
     parser.add_argument("--server", choices=("nginx", "python"),
@@ -364,11 +361,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             modes.append(("on (Python walk)", {
                 "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / 'python-walk.sqlite'}",
                 "NEARDUP_PYTHON_WALK": "1",
-            }))
-        if args.lexbor:
-            modes.append(("on (lexbor)", {
-                "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / 'lexbor.sqlite'}",
-                "NEARDUP_HTML_PARSER": "lexbor",
             }))
         for i, methods in enumerate(args.extra_methods):
             modes.append((f"on ({methods})", {

@@ -1,11 +1,11 @@
-"""docs/s of `neardup dedup` on the PostgreSQL manual pages, per backend, process count and parser.
+"""docs/s of `neardup dedup` on the PostgreSQL manual pages, per backend and process count.
 
 Runs the real command line on the 2,334 pages of ../shared/data (two releases) once per backend
-, `--processes` and `--html-parser` value, in one run so the ratios compare, and prints a table
+and `--processes` value, in one run so the ratios compare, and prints a table
 with the pairwise precision and recall of its clusters against the truth (same file name in the
 two releases, text identical or edited). The time is the whole command's, interpreter start
 included. Usage: python benchmarks/dedup_throughput.py [--es-url URL] [--method simhash]
-[--processes 0 2] [--html-parser lxml lexbor]
+[--processes 0 2]
 """
 
 from __future__ import annotations
@@ -60,8 +60,6 @@ def main() -> int:
     parser.add_argument("--method", default="simhash", help="neardup dedup --method")
     parser.add_argument("--processes", type=int, nargs="+", default=[0],
                         help="child processes that fingerprint (one run per value)")
-    parser.add_argument("--html-parser", nargs="+", default=["lxml"], choices=("lxml", "lexbor"),
-                        help="neardup dedup --html-parser (one run per value)")
     args = parser.parse_args()
     pages = postgresql_pages()
     with tempfile.TemporaryDirectory() as tmp:
@@ -73,17 +71,15 @@ def main() -> int:
         print(f"{len(pages)} pages, {corpus.stat().st_size / 1e6:.1f} MB of HTML; "
               f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
         print(f"method {args.method}")
-        print("| backend | processes | parser | docs/s | seconds | precision | recall "
-              "| false pairs |")
-        print("|---|---|---|---|---|---|---|---|")
-        for (name, base), processes, html_parser in itertools.product(
-                backends.items(), args.processes, args.html_parser):
-            run = f"{processes}-{html_parser}"
+        print("| backend | processes | docs/s | seconds | precision | recall | false pairs |")
+        print("|---|---|---|---|---|---|---|")
+        for (name, base), processes in itertools.product(backends.items(), args.processes):
+            run = f"{processes}"
             output = Path(tmp) / f"{name}-{run}.jsonl"
             spec = base.replace("fp.sqlite", f"fp-{run}.sqlite")
             command = [sys.executable, "-m", "neardup_pipeline", "dedup", str(corpus),
                        "--method", args.method, "--backend", spec, "-o", str(output),
-                       "--processes", str(processes), "--html-parser", html_parser]
+                       "--processes", str(processes)]
             env = None
             if name == "elasticsearch":
                 suffix = uuid.uuid4().hex[:8]
@@ -92,7 +88,7 @@ def main() -> int:
             subprocess.run(command, check=True, env=env)
             seconds = time.perf_counter() - start
             precision, recall, false_pairs = score(output, pages)
-            print(f"| {name} | {processes} | {html_parser} | {len(pages) / seconds:,.0f} "
+            print(f"| {name} | {processes} | {len(pages) / seconds:,.0f} "
                   f"| {seconds:.1f} "
                   f"| {precision:.4f} | {recall:.4f} | {false_pairs} |")
     return 0

@@ -1,5 +1,5 @@
 """Embedded simhash lookup: permuted sorted tables at 10M fingerprints, and the SQLite backend
-with them against its former key-table lookup.
+with them against simhash keys looked up as band rows.
 
 1. `PermutedTables` alone: build N random fingerprints (default 10,000,000) into memory-mapped
    sorted tables, report build time, file size, bytes per fingerprint, reopen time, and the
@@ -7,8 +7,8 @@ with them against its former key-table lookup.
    fingerprints (0-3 bits flipped), half random misses.
 2. `SqliteIndex.candidates` at M documents (default 1,000,000), which adds the row -> doc id
    query: the tables (rows bulk-inserted into `simhash_rows`, tables rebuilt when the index opens)
-   against the key table the backend used before (4 block keys per document as band rows, the
-   way it still keeps simhash keys written before the parameters were known).
+   against band rows (4 block keys per document, the way the backend keeps simhash keys written
+   before the parameters are known).
 
 Usage: python benchmarks/embedded_lookup.py [-n 10000000] [-m 1000000] [--dir DIR]
 """
@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from neardup_pipeline import NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import SqliteIndex
+from neardup_pipeline.index.sqlite.bands import band_key
 from neardup_pipeline.index.sqlite.permuted import PermutedTables
-from neardup_pipeline.index.sqlite.store import band_key
 from neardup_pipeline.methods.simhash import block_keys
 
 CHUNK = 100_000
@@ -108,7 +108,7 @@ def documents(fps: np.ndarray) -> Iterator[tuple[str, str, str]]:
 
 
 def sqlite_compare(m: int, queries: int, directory: Path) -> list[str]:
-    """The same documents in two SQLite files: simhash_rows + tables, and the key table."""
+    """The same documents in two SQLite files: simhash_rows + tables, and band rows."""
     fps = np.random.default_rng(3).integers(0, 2**64, size=m, dtype=np.uint64)
     params = Fingerprinter(NearDupConfig(methods=("simhash",))).params()
     lines = []
@@ -161,7 +161,7 @@ def sqlite_compare(m: int, queries: int, directory: Path) -> list[str]:
         "| `SqliteIndex.candidates` | p50 ms | p95 ms | p99 ms | ids returned |",
         "|---|---|---|---|---|",
         row("permuted tables (ids within k)", *results["tables"][:2]),
-        row("key table (ids sharing a key, before)", *results["keys"][:2]),
+        row("band rows (ids sharing a key)", *results["keys"][:2]),
         "",
     ]
     for layout, (_, _, load, opened, size) in results.items():

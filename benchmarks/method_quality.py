@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprint, Fingerprinter, NearDupConfig
 from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.methods.anchors.model import fit, fit_settings
+from neardup_pipeline.methods.anchors.fit import fit, fit_settings
 from neardup_pipeline.methods.minhash import jaccard
 
 GOLD_THRESHOLD = 0.8

@@ -24,8 +24,7 @@ Peers, each with the companions a user would pick for it:
 - neardup: Deduplicator + MemoryIndex through the Python API, methods simhash and minhash
   separately, and the default configuration as a third row (the C++ walk fed by libxml2's parse
   events); a fourth row runs the default with the C++ walk over lxml's tree instead
-  (`extract.LIBXML2_EVENTS` False, same text), a fifth with the lexbor parser
-  (NearDupConfig.html_parser, the [lexbor] extra), a sixth with the pure-Python walk of the tree
+  (`extract.LIBXML2_EVENTS` False, same text), a fifth with the pure-Python walk of the tree
   instead of the C++ one (`extract.NATIVE_WALK`, same text).
 
 Every peer indexes every page with text (duplicates too); a page joins the cluster of its first
@@ -323,13 +322,12 @@ class NeardupPeer(Peer):
     """neardup's own Python API; extraction time is read by wrapping the fingerprinter."""
 
     def __init__(self, label: str, methods: tuple[str, ...] | None,
-                 native_walk: bool = True, parser: str = "lxml", events: bool = True) -> None:
+                 native_walk: bool = True, events: bool = True) -> None:
         super().__init__()
         from neardup_pipeline.text import extract
 
         self.methods = methods
         self.native_walk = native_walk  # False: extract's pure-Python walk (same text)
-        self.parser = parser  # NearDupConfig.html_parser
         # False: the C++ walk reads lxml's tree, not libxml2's events (same text); a tree built
         # before the events existed has no such switch
         self.events = events and getattr(extract, "LIBXML2_EVENTS", False)
@@ -338,16 +336,15 @@ class NeardupPeer(Peer):
         names = getattr(config, "method_names", config.methods)
         content = getattr(config, "text_content", getattr(config, "content", "whole"))
         walk = "C++ walk" if native_walk else "Python walk"
-        source = "events" if parser == "lxml" and native_walk and self.events else "tree"
-        self.stack = (f"{parser} {source} + {walk} ({content}) + canonical words + "
+        source = "events" if native_walk and self.events else "tree"
+        self.stack = (f"lxml {source} + {walk} ({content}) + canonical words + "
                       f"{'+'.join(names)} + MemoryIndex")
 
     def config(self) -> Any:
         from neardup_pipeline import NearDupConfig
 
-        parser = {} if self.parser == "lxml" else {"html_parser": self.parser}  # older trees
         methods = {} if self.methods is None else {"methods": self.methods}
-        return NearDupConfig(**methods, **parser)
+        return NearDupConfig(**methods)
 
     def reset(self) -> None:
         from neardup_pipeline import Deduplicator
@@ -383,7 +380,6 @@ def all_peers() -> list[Callable[[], Peer]]:
         lambda: NeardupPeer("minhash", ("minhash",)),
         lambda: NeardupPeer("default", None),
         lambda: NeardupPeer("default, lxml tree", None, events=False),
-        lambda: NeardupPeer("default, lexbor parser", None, parser="lexbor"),
         lambda: NeardupPeer("default, Python walk", None, native_walk=False),
         DatasketchPeer,
         SimhashPeer,

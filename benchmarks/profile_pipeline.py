@@ -1,7 +1,7 @@
 """Where the time goes: 1,000 PostgreSQL pages through neardup's default configuration, by stage.
 
 Usage: python benchmarks/profile_pipeline.py [--pages 1000] [--top 25] [--no-cprofile]
-                                            [--methods simhash ...] [--html-parser lexbor]
+                                            [--methods simhash ...]
                                             [--backend memory]
 
 Pages: the first 500 page names of ../shared/data's PostgreSQL manual in both releases (15.18
@@ -93,12 +93,11 @@ def pages_for(count: int) -> list[Page]:
     return [p for p in pages if p.group in keep]
 
 
-def deduplicator(tmp: Path, name: str, methods: list[str] | None, html_parser: str,
-                 backend: str) -> Any:
+def deduplicator(tmp: Path, name: str, methods: list[str] | None, backend: str) -> Any:
     from neardup_pipeline import Deduplicator, NearDupConfig, open_index
     from neardup_pipeline.index import MemoryIndex
 
-    chosen: dict[str, Any] = {"html_parser": html_parser}
+    chosen: dict[str, Any] = {}
     if methods:
         chosen["methods"] = tuple(methods)
     config = NearDupConfig(**chosen)
@@ -138,8 +137,6 @@ def main() -> int:
     parser.add_argument("--no-cprofile", action="store_true")
     parser.add_argument("--methods", nargs="+", default=None,
                         help="instead of the default methods (e.g. simhash: whole-page text)")
-    parser.add_argument("--html-parser", choices=("lxml", "lexbor"), default="lxml",
-                        help="NearDupConfig.html_parser")
     parser.add_argument("--backend", choices=("sqlite", "memory"), default="sqlite",
                         help="the index: SQLite (the embedded default) or a MemoryIndex")
     args = parser.parse_args()
@@ -151,13 +148,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         # warm-up: language model, stemmers, trafilatura imports
-        warm, _ = deduplicator(tmp, "warm", args.methods, args.html_parser, args.backend)
+        warm, _ = deduplicator(tmp, "warm", args.methods, args.backend)
         for doc in docs[:10]:
             warm.process(doc)
         warm.index.close()
 
-        dedup, config = deduplicator(tmp, "stages", args.methods, args.html_parser,
-                                     args.backend)
+        dedup, config = deduplicator(tmp, "stages", args.methods, args.backend)
         clock = StageClock()
         instrument(dedup, clock)
         process = clock.wrap("other", dedup.process)
@@ -171,7 +167,6 @@ def main() -> int:
         methods = getattr(config, "method_names", config.methods)
         index_name = "SQLite" if args.backend == "sqlite" else "memory"
         what = f"methods={args.methods}" if args.methods else "defaults"
-        what += f", html_parser={args.html_parser!r}"
         content = getattr(config, "text_content", config.content)
         size = sum(len(p.html) for p in pages) / len(pages) / 1024
         print(f"{len(pages)} PostgreSQL pages (mean {size:.1f} KB), NearDupConfig({what}): "
@@ -192,7 +187,7 @@ def main() -> int:
 
         if args.no_cprofile:
             return 0
-        dedup, _ = deduplicator(tmp, "cprofile", args.methods, args.html_parser, args.backend)
+        dedup, _ = deduplicator(tmp, "cprofile", args.methods, args.backend)
         profiler = cProfile.Profile()
         profiler.enable()
         for doc in docs:

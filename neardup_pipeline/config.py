@@ -19,8 +19,6 @@ Mode = Literal["resemblance", "containment"]
 Content = Literal["whole", "chromeless", "main"]
 CONTENTS: tuple[Content, ...] = ("whole", "chromeless", "main")
 Weighting = Literal["tf", "idf"]
-HtmlParser = Literal["lxml", "lexbor"]
-HTML_PARSERS: tuple[HtmlParser, ...] = ("lxml", "lexbor")
 
 KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash", "bag", "rarewords", "anchors")
 # `auto`: simhash finds the near-identical cheaply; the word bag catches reordered blocks and a
@@ -78,12 +76,6 @@ class NearDupConfig:
     # distinct short pages of a site with a big menu do not collide. whole: every visible word.
     # main: the main content (trafilatura; the chromeless text as fallback), ~20-90 ms a page.
     content: Content = "chromeless"
-    # The tree parser of the whole and chromeless texts. lxml: libxml2. lexbor: selectolax's HTML5
-    # parser (the [lexbor] extra), the same text on real pages and no faster than libxml2 read by
-    # its events (the default walk; 97 against 75 us a page of the manual); on
-    # broken markup (nested links, say) its tree, and so a chrome decision, may differ, so an
-    # index remembers which one filled it. The main content is read by trafilatura over lxml.
-    html_parser: HtmlParser = "lxml"
     # Simhash (Charikar; Manku et al. 2007)
     hash: HashName = "rabin"
     simhash_shingle: int = 3
@@ -185,9 +177,6 @@ class NearDupConfig:
             raise ConfigError("thresholds must lie in (0, 1]")
         if self.content not in CONTENTS:
             raise ConfigError(f"content must be one of {', '.join(CONTENTS)}, got {self.content!r}")
-        if self.html_parser not in HTML_PARSERS:
-            raise ConfigError(
-                f"html_parser must be one of {', '.join(HTML_PARSERS)}, got {self.html_parser!r}")
         if not 0 < self.bag_threshold <= 1 or self.bag_max_words < 1:
             raise ConfigError("bag_threshold must lie in (0, 1] and bag_max_words be >= 1")
         if self.bag_subject_margin < 0:

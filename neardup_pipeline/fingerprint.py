@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from neardup_pipeline.config import NearDupConfig
-from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.methods.anchors.model import AnchorModel
+from neardup_pipeline.methods.contract import CorpusStats, Method, MethodCapabilities
 from neardup_pipeline.methods.idf import IdfTable
-from neardup_pipeline.methods.rarewords import CorpusStats
-from neardup_pipeline.methods.registry import Method, build_methods
+from neardup_pipeline.methods.registry import build_methods
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.content import main_content_text
-from neardup_pipeline.text.extract import html_to_text, lexbor_available
+from neardup_pipeline.text.extract import html_to_text
 from neardup_pipeline.text.normalize import Normalizer
 from neardup_pipeline.text.subject import subject_words
 
@@ -49,7 +48,11 @@ class Fingerprint:
 
 
 class Fingerprinter:
-    """Computes every configured method's signature of a document."""
+    """Computes every configured method's signature of a document.
+
+    `methods` by name, and `capabilities`: each method's optional capabilities, resolved when
+    the methods are set (methods/contract.py).
+    """
 
     def __init__(
         self,
@@ -58,7 +61,7 @@ class Fingerprinter:
         idf_table: IdfTable | None = None,
     ) -> None:
         self.config = config or NearDupConfig()
-        self.methods: dict[str, Method] = build_methods(self.config, anchors_model, idf_table)
+        self.methods = build_methods(self.config, anchors_model, idf_table)
         self.normalizer = Normalizer(
             self.config.language,
             remove_stopwords=self.config.remove_stopwords,
@@ -67,19 +70,21 @@ class Fingerprinter:
             max_words=self.config.max_words,
         )
         self.hasher = ShingleHasher(self.config.hash)
-        if self.config.html_parser == "lexbor" and not lexbor_available():
-            raise ConfigError("html_parser 'lexbor' needs selectolax and neardup's compiled walk: "
-                              "pip install 'neardup-pipeline[lexbor]' with a C++ compiler")
+
+    @property
+    def methods(self) -> dict[str, Method]:
+        return self._methods
+
+    @methods.setter
+    def methods(self, methods: dict[str, Method]) -> None:
+        self._methods = methods
+        self.capabilities = {name: MethodCapabilities.of(m) for name, m in methods.items()}
 
     def params(self) -> dict[str, object]:
         """Everything that must match between two fingerprints for them to be comparable."""
-        # The parser only when not libxml2's, so indexes filled before the choice existed match.
-        parser = ({"parser": "lexbor"} if self.config.html_parser == "lexbor"
-                  and self.config.text_content != "main" else {})
         return {
             "version": 1,
             "content": self.config.text_content,
-            **parser,
             "text": self.normalizer.params(),
             "hash": self.hasher.params(),
             "methods": {name: m.params() for name, m in self.methods.items()},
@@ -94,8 +99,7 @@ class Fingerprinter:
                                       "max_tags": self.config.max_html_tags}
             extracted = (
                 main_content_text(doc.html, **limits) if content == "main"
-                else html_to_text(doc.html, chromeless=content == "chromeless",
-                                  parser=self.config.html_parser, **limits)
+                else html_to_text(doc.html, chromeless=content == "chromeless", **limits)
             )
             return extracted.text, extracted.title, extracted.truncated
         text = doc.text or ""
@@ -122,18 +126,17 @@ class Fingerprinter:
             name: method.signature(words.words, self.hasher)
             for name, method in self.methods.items()
         }
-        for name, method in self.methods.items():  # two-step signatures: corpus DF is known now
-            complete = getattr(method, "complete", None)
-            if complete is not None:
-                signatures[name] = complete(signatures[name], stats, doc.doc_id)
+        for name, caps in self.capabilities.items():  # two-step signatures: corpus DF is known
+            if caps.completes is not None:
+                signatures[name] = caps.completes.complete(signatures[name], stats, doc.doc_id)
         subject: list[str] | None = None
-        for name, method in self.methods.items():  # the title's subject: template-twin check
-            with_subject = getattr(method, "with_subject", None)
-            if with_subject is not None:
+        for name, caps in self.capabilities.items():  # the title's subject: template-twin check
+            if caps.uses_subject is not None:
                 if subject is None:
                     subject = subject_words(
                         title, lambda t: self.normalizer.words(t, words.language).words)
-                signatures[name] = with_subject(signatures[name], subject, self.hasher)
+                signatures[name] = caps.uses_subject.with_subject(
+                    signatures[name], subject, self.hasher)
         keys = {name: self.methods[name].keys(sig) for name, sig in signatures.items()}
         return Fingerprint(
             doc.doc_id, "ok", signatures, keys, words.language, len(words.words),

@@ -1,7 +1,9 @@
-"""Shared fixtures: real backends (memory, SQLite, the Elasticsearch test server), shared data."""
+"""Shared fixtures: real backends (memory, SQLite, the Elasticsearch test server); the markers
+that set integration tests apart from unit tests."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import uuid
 from collections.abc import Iterator
@@ -11,18 +13,63 @@ from typing import Any
 import pytest
 
 from neardup_pipeline.config import NearDupConfig
+from tests.crawl_harness import serve_demo_site
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 BACKENDS = ["memory", "sqlite", "elasticsearch"]
 PERSISTENT_BACKENDS = ["sqlite", "elasticsearch"]
 
+# Modules all of whose tests start a crawl, a subprocess, a child process or a server. Elsewhere
+# a test is integration when it awaits (a crawl on the reactor), serves the demo site or needs
+# Elasticsearch; a few others say so with @pytest.mark.integration.
+INTEGRATION_MODULES = frozenset({
+    "test_bad_input_crawl",
+    "test_childproc",
+    "test_cli",
+    "test_crawl",
+    "test_crawl_anchors",
+    "test_crawl_methods",
+    "test_crawl_rarewords",
+    "test_fallbacks",
+    "test_hostile_input",
+    "test_offload",
+    "test_reliability",
+    "test_reliability_parallel",
+    "test_report_browser",
+})
 
+
+def _uses_elasticsearch(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    on_es = callspec is not None and "elasticsearch" in callspec.params.values()
+    return on_es or "es_url" in getattr(item, "fixturenames", ())
+
+
+def _is_integration(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    return (
+        item.path.stem in INTEGRATION_MODULES
+        or item.get_closest_marker("elasticsearch") is not None
+        or "site" in getattr(item, "fixturenames", ())
+        or (function is not None and inspect.iscoroutinefunction(inspect.unwrap(function)))
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`-m "not integration"` leaves the fast unit tests; `-m "not elasticsearch"` runs without
+    the Elasticsearch test server."""
     for item in items:
-        callspec = getattr(item, "callspec", None)
-        on_es = callspec is not None and "elasticsearch" in callspec.params.values()
-        if on_es or "es_url" in getattr(item, "fixturenames", ()):
+        if _uses_elasticsearch(item):
             item.add_marker(pytest.mark.elasticsearch)
+        if _is_integration(item):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[str]:
+    """A temporary copy of the demo site, served; yields its base URL (no trailing slash)."""
+    with serve_demo_site(tmp_path) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")
@@ -97,10 +144,3 @@ def persistent_config(request: pytest.FixtureRequest, tmp_path: Path) -> NearDup
     """The backends that keep fingerprints across processes (SQLite, Elasticsearch)."""
     return _config_for(request, request.param, tmp_path)
 
-
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """../shared/data (read-only real corpora); a test that needs it fails when it is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"shared data folder not found at {SHARED_DATA}")
-    return SHARED_DATA

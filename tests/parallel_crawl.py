@@ -8,35 +8,32 @@ import json
 import sys
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from itemadapter import ItemAdapter
-from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 
-import neardup_pipeline.scrapy.crawl_settings as project_settings
 from neardup_pipeline.scrapy.spider import SiteSpider
+from tests.crawl_harness import CrawlResult, collect, fast_settings
 
 
 def main(start_url: str, es_url: str, index: str, bulk_size: str, out: str) -> int:
-    settings = {n: getattr(project_settings, n) for n in dir(project_settings)
-                if n.isupper() and not n.startswith("NEARDUP_")}
-    settings.update(
-        REMOTE_CONTROL_ENABLED=False, TELNETCONSOLE_ENABLED=False, ROBOTSTXT_OBEY=False,
-        LOG_LEVEL="WARNING", DOWNLOAD_DELAY=0, AUTOTHROTTLE_ENABLED=False,
-        CONCURRENT_REQUESTS=1, CONCURRENT_REQUESTS_PER_DOMAIN=1, NEARDUP_ACTION="tag",
-        NEARDUP_BACKEND=es_url, NEARDUP_FINGERPRINT_INDEX=index,
-        NEARDUP_ES_BULK_SIZE=int(bulk_size), NEARDUP_SPOOL_PATH=out + ".spool",
+    settings = fast_settings(
+        LOG_LEVEL="WARNING", NEARDUP_ACTION="tag", NEARDUP_BACKEND=es_url,
+        NEARDUP_FINGERPRINT_INDEX=index, NEARDUP_ES_BULK_SIZE=int(bulk_size),
+        NEARDUP_SPOOL_PATH=out + ".spool",
     )
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SiteSpider)
     lines: list[str] = []
 
-    def scraped(item: Any) -> None:
+    def came_out(path: str, item: Any) -> None:
         a = ItemAdapter(item)
         lines.append(json.dumps({"url": a["url"], "of": a.get("neardup_of"),
                                  "status": a.get("neardup_status"), "t": time.time()}))
 
-    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    site = urlsplit(start_url)
+    collect(crawler, CrawlResult(f"{site.scheme}://{site.netloc}"), came_out)
     process.crawl(crawler, start_url=start_url)
     process.start()
     with open(out, "w") as handle:

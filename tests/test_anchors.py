@@ -12,25 +12,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.corpora import installation_guide_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.cli.anchors import corpus_texts
 from neardup_pipeline.cli.main import main
 from neardup_pipeline.errors import AnchorModelError, ConfigError, IndexParamsError
 from neardup_pipeline.index import open_index
-from neardup_pipeline.methods.anchors.model import (
-    AnchorModel,
-    AnchorSignature,
-    AnchorsMethod,
-    FitSettings,
-    fit,
-    fit_corpus,
-)
+from neardup_pipeline.methods.anchors.fit import fit, fit_corpus
+from neardup_pipeline.methods.anchors.method import AnchorSignature, AnchorsMethod
+from neardup_pipeline.methods.anchors.model import AnchorModel, FitSettings
 from neardup_pipeline.scrapy.crawl import DEMO_SITE
+from tests.corpora import installation_guide_pages
 
 
 @pytest.fixture(scope="module")
-def guide_en(shared_data: Path) -> list[tuple[str, str, list[str]]]:
+def guide_en() -> list[tuple[str, str, list[str]]]:
     """(id, title group, canonical words) of the English installation-guide pages."""
     fingerprinter = Fingerprinter(NearDupConfig())
     pages = [p for p in installation_guide_pages() if p.info["lang"] == "en"]

@@ -8,22 +8,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from itemadapter import ItemAdapter
-from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
-from scrapy.utils.test import get_crawler
 
-import neardup_pipeline.scrapy.crawl_settings as project_settings
 from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from neardup_pipeline.scrapy.pipeline import NearDuplicate
-from neardup_pipeline.scrapy.spider import SiteSpider
-
-from .local_site import serve_pages
+from tests.crawl_harness import CrawlResult, crawl, fast_settings, serve_pages
 
 HTML = "text/html; charset=utf-8"
 HUGE_BYTES = 20 * 1024 * 1024 + 4096  # just past NEARDUP_MAX_HTML_BYTES: cut, not refused
@@ -99,51 +92,12 @@ def bad_site() -> Iterator[str]:
         yield base
 
 
-@dataclass
-class Outcomes:
-    base: str
-    kept: list[tuple[str, Any]] = field(default_factory=list)
-    dropped: list[tuple[str, BaseException]] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    def paths(self) -> list[str]:
-        return sorted([p for p, _ in self.kept] + [p for p, _ in self.dropped])
+async def crawl_bad_site(base: str, tmp_path: Path, **extra: Any) -> CrawlResult:
+    return await crawl(base, fast_settings(NEARDUP_BACKEND=f"sqlite:{tmp_path / 'fp.sqlite'}",
+                                           **extra))
 
 
-async def crawl_bad_site(base: str, tmp_path: Path, **extra: Any) -> Outcomes:
-    settings = {
-        name: getattr(project_settings, name)
-        for name in dir(project_settings)
-        if name.isupper() and not name.startswith("NEARDUP_")
-    }
-    settings.update(
-        REMOTE_CONTROL_ENABLED=False, TELNETCONSOLE_ENABLED=False, ROBOTSTXT_OBEY=False,
-        LOG_LEVEL="INFO", DOWNLOAD_DELAY=0, AUTOTHROTTLE_ENABLED=False,
-        CONCURRENT_REQUESTS=1, CONCURRENT_REQUESTS_PER_DOMAIN=1,
-        NEARDUP_BACKEND=f"sqlite:{tmp_path / 'fp.sqlite'}",
-    )
-    settings.update(extra)
-    result = Outcomes(base)
-    crawler = get_crawler(SiteSpider, settings)
-
-    def path(item: Any) -> str:
-        return str(ItemAdapter(item)["url"])[len(base):]
-
-    def scraped(item: Any) -> None:
-        result.kept.append((path(item), item))
-
-    def dropped(item: Any, exception: BaseException) -> None:
-        result.dropped.append((path(item), exception))
-
-    crawler.signals.connect(scraped, signal=signals.item_scraped)
-    crawler.signals.connect(dropped, signal=signals.item_dropped)
-    await crawler.crawl_async(start_url=f"{base}/index.html")
-    assert crawler.stats is not None
-    result.stats = crawler.stats.get_stats()
-    return result
-
-
-def assert_every_page_once(result: Outcomes) -> None:
+def assert_every_page_once(result: CrawlResult) -> None:
     assert result.stats["finish_reason"] == "finished"
     assert result.paths() == sorted(TEXT_PAGES)  # each exactly once: none lost, none doubled
     assert result.stats.get("neardup/errors", 0) == 0
@@ -159,8 +113,8 @@ async def test_bad_input_drop_mode(bad_site: str, tmp_path: Path) -> None:
     result = await crawl_bad_site(bad_site, tmp_path)
     assert_every_page_once(result)
     # The only drop is the real duplicate.
-    assert [p for p, _ in result.dropped] == ["/article-copy.html"]
-    exc = result.dropped[0][1]
+    assert list(result.dropped) == ["/article-copy.html"]
+    exc = result.dropped["/article-copy.html"]
     assert isinstance(exc, NearDuplicate)
     assert exc.verdict.duplicate_of == bad_site + "/article.html"
     assert exc.verdict.similarity == 1.0
@@ -180,7 +134,7 @@ async def test_bad_input_drop_mode(bad_site: str, tmp_path: Path) -> None:
 async def test_bad_input_tag_mode(bad_site: str, tmp_path: Path) -> None:
     result = await crawl_bad_site(bad_site, tmp_path, NEARDUP_ACTION="tag")
     assert_every_page_once(result)
-    assert result.dropped == []
+    assert result.dropped == {}
     kept = dict(result.kept)
     for path, item in kept.items():
         expected = "no_text" if path in NO_TEXT else "checked"

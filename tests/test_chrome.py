@@ -22,13 +22,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from benchmarks.corpora import postgresql_pages
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.text.extract import MIN_CHROMELESS_WORDS, html_to_text
+from tests.corpora import postgresql_pages
+from tests.crawl_harness import crawl, crawl_settings, describe, serve_pages
 
-from .local_site import serve_pages
-from .test_crawl import crawl, crawl_settings, describe
 from .test_fingerprint import ARTICLE
 
 ARTICLE_HTML = "".join(f"<p>{s.strip()}.</p>" for s in ARTICLE.split(". ") if s.strip())
@@ -230,7 +229,6 @@ def _false_pairs(docs: list[tuple[str, str]], content: str) -> int:
     return sum(len(list(itertools.combinations(members, 2))) for members in clusters.values())
 
 
-@pytest.mark.shared_data
 def test_distinct_short_pages_under_one_big_menu_do_not_collide(
     manual: list[tuple[str, str]],
 ) -> None:
@@ -245,7 +243,6 @@ def test_distinct_short_pages_under_one_big_menu_do_not_collide(
     assert _false_pairs(in_divs, "chromeless") <= 5
 
 
-@pytest.mark.shared_data
 @pytest.mark.parametrize("mirror_tag", ["nav", "div"])
 def test_the_same_page_under_another_sites_menu_is_still_a_near_duplicate(
     manual: list[tuple[str, str]], mirror_tag: str,
@@ -271,7 +268,6 @@ def test_the_same_page_under_another_sites_menu_is_still_a_near_duplicate(
 # --- a real crawl -------------------------------------------------------------------------------
 
 
-@pytest.mark.shared_data
 @deferred_f_from_coro_f
 async def test_crawl_of_a_site_with_a_big_menu_drops_the_mirrors_only(
     manual: list[tuple[str, str]], tmp_path: Path,

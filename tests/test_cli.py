@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from neardup_pipeline.cli.main import COMMANDS, main
+
 from .test_fingerprint import ARTICLE
 
 
@@ -180,3 +182,30 @@ def test_eval_reports_scores_kinds_sweep_and_plot(tmp_path: Path) -> None:
     assert png.read_bytes()[:4] == b"\x89PNG"
     table = neardup("eval", str(docs), str(gold), "--method", "simhash")
     assert "| simhash | 1.0000 | 1.0000 | 1.0000 |" in table.stdout
+
+
+def test_version_names_the_html_walk() -> None:
+    from neardup_pipeline import __version__
+    from neardup_pipeline.text.extract import walk_in_use
+
+    result = neardup("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [f"neardup {__version__}", f"HTML walk: {walk_in_use()}"]
+
+
+def test_each_command_lives_in_its_own_module(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = capsys.readouterr().out
+    names = [module.__name__.rsplit(".", 1)[1] for module in COMMANDS]
+    assert names == ["dedup", "compare", "crawl", "anchors", "eval", "idf", "search", "stats",
+                     "report"]
+    assert "{" + ",".join(names) + "}" in listed
+
+
+@pytest.mark.parametrize("command", [["dedup", "-"], ["compare", "a.html", "b.html"]])
+def test_there_is_one_html_parser(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, "--html-parser", "lxml"])
+    assert exit_.value.code == 2
+    assert "unrecognized arguments: --html-parser" in capsys.readouterr().err

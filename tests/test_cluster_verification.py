@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -14,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from benchmarks.corpora import installation_guide_pages
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.index import open_index
 from neardup_pipeline.index.base import Membership, memberships
-from neardup_pipeline.verdict.deduplicator import beyond_reach, judge
+from neardup_pipeline.methods.contract import MethodCapabilities
+from neardup_pipeline.verdict.pruning import beyond_reach
+from tests.corpora import installation_guide_pages
 
 VOCAB = [f"{a}{b}" for a in ("alpha", "bravo", "delta", "gamma", "kilo", "lima", "oscar", "papa")
          for b in ("ton", "ville", "berg", "ford", "stad", "mouth", "wick", "ham", "by", "dale")]
@@ -70,8 +70,8 @@ def test_a_member_out_of_reach_is_skipped_and_nothing_is_lost(dedup: Deduplicato
     fp = dedup.fingerprinter.fingerprint(Document("half", text=half))
     for entry in dedup.index.get([f"copy-{n}" for n in range(12)]).values():
         stored = dedup.fingerprinter.decode(entry.signatures)
-        for name, method in dedup.fingerprinter.methods.items():
-            assert not judge(method, fp.signatures[name], stored[name])[1]
+        for name, caps in dedup.fingerprinter.capabilities.items():
+            assert not caps.judge(fp.signatures[name], stored[name])[1]
 
 
 def test_a_page_reaching_a_cluster_through_a_member_is_found(backend_config: NearDupConfig) -> None:
@@ -155,35 +155,12 @@ def test_beyond_reach_needs_the_same_original_and_every_similarity() -> None:
     assert not beyond_reach({"simhash": 0.5}, "h", Membership("o", {}, "h"), floors)
 
 
-def test_old_sqlite_file_gets_its_memberships(tmp_path: Path) -> None:
-    """A file written before the memberships table: filled from the metadata when opened."""
-    config = NearDupConfig(backend=f"sqlite:{tmp_path / 'old.sqlite'}")
-    body = words(8)
-    index = open_index(config.backend, config)
-    dedup = Deduplicator(index, config)
-    dedup.process(Document("original", text=" ".join(body)))
-    for n in range(5):
-        dedup.process(Document(f"copy-{n}", text=edited(body, n)))
-    index.close()
-    with sqlite3.connect(tmp_path / "old.sqlite") as db:
-        db.execute("DROP TABLE memberships")
-        db.execute("DELETE FROM params WHERE name = 'memberships'")
-    index = open_index(config.backend, config)
-    try:
-        found = memberships(index, ["original", *(f"copy-{n}" for n in range(5))])
-        assert {m.cluster for m in found.values()} == {"original"} and len(found) == 6
-        verdict = Deduplicator(index, config).process(Document("late", text=edited(body, 99)))
-        assert verdict.cluster == "original" and verdict.verified == 1
-    finally:
-        index.close()
-
-
-def test_pruning_is_sound_on_real_pages(shared_data: Path) -> None:
+def test_pruning_is_sound_on_real_pages() -> None:
     """The guide's first 25 English sections rendered for several architectures: for every
     original o and member m of one section and every page p, where `beyond_reach` would skip m,
     m is truly no near-duplicate of p under any method (signatures as stored, weights rounded)."""
     fpr = Deduplicator(open_index("memory", NearDupConfig()), NearDupConfig()).fingerprinter
-    floors = {name: getattr(m, "metric_floor", lambda: None)() for name, m in fpr.methods.items()}
+    floors = {name: caps.metric_floor for name, caps in fpr.capabilities.items()}
     sections: dict[str, list[Document]] = defaultdict(list)
     for page in installation_guide_pages():
         if page.info["lang"] == "en":
@@ -194,7 +171,7 @@ def test_pruning_is_sound_on_real_pages(shared_data: Path) -> None:
     fps = [fp for fp in map(fpr.fingerprint, docs) if fp.status == "ok"]
     stored = [fpr.decode(fpr.encode(fp)) for fp in fps]
     # pair[p][x]: each method's similarity of page p (fresh) to x (as stored), and the verdict
-    pair = [[_compare(fpr.methods, p.signatures, x) for x in stored] for p in fps]
+    pair = [[_compare(fpr.capabilities, p.signatures, x) for x in stored] for p in fps]
     skipped = 0
     for o, m in itertools.permutations(range(len(fps)), 2):
         if group_of[fps[o].doc_id] != group_of[fps[m].doc_id]:
@@ -208,9 +185,9 @@ def test_pruning_is_sound_on_real_pages(shared_data: Path) -> None:
 
 
 def _compare(
-    methods: Mapping[str, Any], page: Mapping[str, Any], stored: Mapping[str, Any]
+    methods: Mapping[str, MethodCapabilities], page: Mapping[str, Any], stored: Mapping[str, Any]
 ) -> tuple[dict[str, float], bool]:
-    judged = {name: judge(method, page[name], stored[name]) for name, method in methods.items()}
+    judged = {name: caps.judge(page[name], stored[name]) for name, caps in methods.items()}
     return {name: sim for name, (sim, _) in judged.items()}, any(d for _, d in judged.values())
 
 
@@ -241,9 +218,9 @@ def test_sqlite_caches_follow_other_connections(tmp_path: Path) -> None:
 
 
 def test_recent_entries_are_bounded_by_their_size() -> None:
-    from neardup_pipeline.index.sqlite.store import _Recent
+    from neardup_pipeline.index.sqlite.cache import Recent
 
-    cache: _Recent[str] = _Recent(10)
+    cache: Recent[str] = Recent(10)
     for key in "abc":
         cache.put(key, key.upper(), 4)
     assert list(cache) == ["b", "c"]  # 12 > 10: the oldest went

@@ -8,12 +8,7 @@ pages reach the pipeline in link order and the original of each pair is the one 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import http.server
-import shutil
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,134 +16,23 @@ import attrs
 import pytest
 import scrapy
 from itemadapter import ItemAdapter
-from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
-from scrapy.utils.test import get_crawler
 
-import neardup_pipeline.scrapy.crawl_settings as project_settings
-from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from neardup_pipeline.scrapy.pipeline import NearDuplicate
 from neardup_pipeline.scrapy.spider import SiteSpider
+from tests.crawl_harness import (
+    DUPLICATES,
+    ORIGINALS,
+    PAGES,
+    CrawlResult,
+    crawl,
+    crawl_settings,
+    describe,
+    neardup_stats,
+)
 
-# What the demo site holds (see neardup_pipeline/scrapy/demo_site/index.html) and what simhash
-# (64 bits, k=3, 3-word shingles) makes of it: the mirror under other chrome is at distance 3,
-# the two-word edit at 2, the byte copy at 0; the shuffled paragraphs are at 9, beyond k, so kept.
-ORIGINALS = [
-    "/index.html",
-    "/articles/history.html",
-    "/articles/transactions.html",
-    "/articles/indexes.html",
-    "/articles/async-commit.html",
-    "/articles/ddl-basics.html",
-    "/archive/indexes-reordered.html",
-    "/NOTICE.txt",
-]
-DUPLICATES = {
-    "/mirror/history.html": "/articles/history.html",
-    "/articles/transactions-revised.html": "/articles/transactions.html",
-    "/copy/async-commit.html": "/articles/async-commit.html",
-}
-PAGES = len(ORIGINALS) + len(DUPLICATES)
 TAG_FIELDS = ("neardup_of", "neardup_similarity", "neardup_method", "neardup_cluster",
               "neardup_status")
-
-
-@dataclass
-class CrawlResult:
-    """Every item's outcome, by path, plus the crawl's stats."""
-
-    base: str
-    kept: dict[str, Any] = field(default_factory=dict)
-    dropped: dict[str, BaseException] = field(default_factory=dict)
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    def path(self, url: str) -> str:
-        assert url.startswith(self.base), url
-        return url[len(self.base):]
-
-
-def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    """Start a quiet static server for `root` on 127.0.0.1 at a free port."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(root))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[str]:
-    """A temporary copy of the demo site, served; yields its base URL (no trailing slash)."""
-    root = tmp_path / "site"
-    shutil.copytree(DEMO_SITE, root)
-    server, base = serve(root)
-    try:
-        yield base
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def crawl_settings(backend: str, **extra: Any) -> dict[str, Any]:
-    """The crawler project's settings (add-on included), made fast and deterministic for tests."""
-    settings = {
-        name: getattr(project_settings, name)
-        for name in dir(project_settings)
-        if name.isupper() and not name.startswith("NEARDUP_")  # no environment leaks in
-    }
-    settings.update(
-        REMOTE_CONTROL_ENABLED=False,
-        TELNETCONSOLE_ENABLED=False,
-        ROBOTSTXT_OBEY=False,
-        LOG_LEVEL="INFO",
-        DOWNLOAD_DELAY=0,
-        AUTOTHROTTLE_ENABLED=False,
-        CONCURRENT_REQUESTS=1,
-        CONCURRENT_REQUESTS_PER_DOMAIN=1,
-        NEARDUP_BACKEND=backend,
-        NEARDUP_METHODS=["simhash"],  # the outcomes below are simhash's (auto: test_crawl_methods)
-    )
-    settings.update(extra)
-    return settings
-
-
-async def crawl(
-    base: str, settings: dict[str, Any], spidercls: type[scrapy.Spider] = SiteSpider
-) -> CrawlResult:
-    """One real crawl from base/index.html; items and drops collected through signals."""
-    result = CrawlResult(base)
-    crawler = get_crawler(spidercls, settings)
-
-    def scraped(item: Any) -> None:
-        result.kept[result.path(str(ItemAdapter(item)["url"]))] = item
-
-    def dropped(item: Any, exception: BaseException) -> None:
-        result.dropped[result.path(str(ItemAdapter(item)["url"]))] = exception
-
-    crawler.signals.connect(scraped, signal=signals.item_scraped)
-    crawler.signals.connect(dropped, signal=signals.item_dropped)
-    await crawler.crawl_async(start_url=f"{base}/index.html")
-    assert crawler.stats is not None
-    result.stats = crawler.stats.get_stats()
-    return result
-
-
-def neardup_stats(result: CrawlResult) -> dict[str, Any]:
-    return {k: v for k, v in result.stats.items() if k.startswith("neardup/")}
-
-
-def describe(result: CrawlResult) -> str:
-    """Which page was dropped as a duplicate of which, for assertion messages."""
-    return "; ".join(
-        f"{path} -> {result.path(str(exc.verdict.duplicate_of))}"
-        if isinstance(exc, NearDuplicate) else f"{path}: {exc}"
-        for path, exc in sorted(result.dropped.items())
-    )
 
 
 def assert_drop_outcome(result: CrawlResult) -> None:
@@ -211,13 +95,6 @@ async def test_drop_mode_sqlite(site: str, tmp_path: Path) -> None:
     assert "html" in item and "text" not in item
     notice = result.kept["/NOTICE.txt"]
     assert "text" in notice and "html" not in notice  # plain text is not parsed as HTML
-
-
-@deferred_f_from_coro_f
-async def test_drop_mode_sqlite_with_the_lexbor_parser(site: str, tmp_path: Path) -> None:
-    """NEARDUP_HTML_PARSER = "lexbor": the check process binds lexbor itself; the same drops."""
-    settings = crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}", NEARDUP_HTML_PARSER="lexbor")
-    assert_drop_outcome(await crawl(site, settings))
 
 
 @deferred_f_from_coro_f

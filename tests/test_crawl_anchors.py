@@ -9,13 +9,11 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline import NearDupConfig
 from neardup_pipeline.cli.anchors import corpus_texts
-from neardup_pipeline.methods.anchors.model import AnchorModel, fit_corpus
+from neardup_pipeline.methods.anchors.fit import fit_corpus
+from neardup_pipeline.methods.anchors.model import AnchorModel
 from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from neardup_pipeline.scrapy.pipeline import NearDuplicate
-
-from .test_crawl import DUPLICATES, PAGES, crawl, crawl_settings, describe, site
-
-__all__ = ["site"]  # the fixture, re-exported for pytest
+from tests.crawl_harness import DUPLICATES, PAGES, crawl, crawl_settings, describe
 
 # Eleven pages are a tiny corpus: the floor precision is lowered (a bit set in 2 of 11 pages has
 # exclusivity 9/11) and 2 set bits suffice.

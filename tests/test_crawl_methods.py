@@ -10,10 +10,7 @@ from neardup_pipeline import Document, NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from neardup_pipeline.scrapy.pipeline import NearDuplicate
-
-from .test_crawl import DUPLICATES, ORIGINALS, PAGES, crawl, crawl_settings, describe, site
-
-__all__ = ["site"]  # the fixture, re-exported for pytest
+from tests.crawl_harness import DUPLICATES, ORIGINALS, PAGES, crawl, crawl_settings, describe
 
 # MinHash-84 finds a pair through a shared mega-shingle: 2 of 6 super-shingles of 14 equal
 # components. At resemblance 0.9 a super-shingle survives with s^14 = 0.23, so whether the mirror

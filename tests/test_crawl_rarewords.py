@@ -14,10 +14,7 @@ from pathlib import Path
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline.scrapy.pipeline import NearDuplicate
-
-from .test_crawl import DUPLICATES, PAGES, crawl, crawl_settings, describe, site
-
-__all__ = ["site"]  # the fixture, re-exported for pytest
+from tests.crawl_harness import DUPLICATES, PAGES, crawl, crawl_settings, describe
 
 EXPECTED = {p: o for p, o in DUPLICATES.items() if p != "/mirror/history.html"}
 

@@ -70,6 +70,8 @@ def test_report_without_texts_says_so(tmp_path: Path, capsys: pytest.CaptureFixt
     (["stats", "http://127.0.0.1:9"], "--es URL"),
     (["stats", "sqlite:/nonexistent/x.sqlite"], "no SQLite index"),
     (["report", "-o", "/tmp/never.html"], "give a source"),
+    (["report", "out.jsonl", "--es", "http://127.0.0.1:9", "-o", "/tmp/never.html"],
+     "give either a source"),
 ])
 def test_clear_errors(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(args) == 2

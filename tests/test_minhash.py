@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import MemoryIndex
@@ -26,6 +24,7 @@ from neardup_pipeline.methods.minhash import (
     super_shingles,
 )
 from neardup_pipeline.sketch.shingles import ShingleHasher
+from tests.corpora import installation_guide_pages, postgresql_pages
 
 from .test_fingerprint import ARTICLE
 
@@ -155,38 +154,37 @@ def guide_pairs() -> list[tuple[object, object]]:
     return same_group_pairs(pages, fps)
 
 
-@pytest.mark.shared_data
 def test_estimate_within_a_tenth_of_exact_jaccard_for_95_percent(
-    shared_data: Path, guide_pairs: list
+    guide_pairs: list
 ) -> None:  # type: ignore[type-arg]
     # 84 components: standard error sqrt(J(1-J)/84) <= 0.055; the seed is fixed, so this is a
-    # deterministic check of a statistical property (measured 0.986 over 8,409 pairs).
+    # deterministic check of a statistical property (measured 0.992 over the 4,411 pairs of
+    # tests/data's sample, 0.986 over the whole guide's 8,409).
     errors = np.array([
         abs(resemblance(a.signatures["minhash"].values, b.signatures["minhash"].values)
             - jaccard(a.signatures["minhash"].shingles, b.signatures["minhash"].shingles))
         for a, b in guide_pairs
     ])
-    assert len(errors) > 8000
+    assert len(errors) > 4000
     assert (errors <= 0.1).mean() >= 0.95
 
 
-@pytest.mark.shared_data
-def test_mega_shingle_lookup_recall(shared_data: Path, guide_pairs: list) -> None:  # type: ignore[type-arg]
+def test_mega_shingle_lookup_recall(guide_pairs: list) -> None:  # type: ignore[type-arg]
     # Sharing a mega-shingle needs 2 of 6 super-shingles equal; a super-shingle (14 components)
     # matches with probability s^14, so at s = 0.85 only ~12% of pairs are found, at s = 0.95 88%.
-    # Measured over the guide's pairs with exact J >= 0.8: 0.87 (0.107 in 0.8-0.9, 0.967 >= 0.9).
+    # Measured over the guide's pairs with exact J >= 0.8: 0.87 (0.107 in 0.8-0.9, 0.967 >= 0.9);
+    # 0.91 over the 2,975 such pairs of tests/data's sample.
     found = total = 0
     for a, b in guide_pairs:
         j = jaccard(a.signatures["minhash"].shingles, b.signatures["minhash"].shingles)
         if j >= 0.8:
             total += 1
             found += bool(set(a.keys["minhash"]) & set(b.keys["minhash"]))
-    assert total > 5000
+    assert total > 2500
     assert found / total >= 0.85
 
 
-@pytest.mark.shared_data
-def test_postgresql_text_identical_pages_are_minhash_duplicates(shared_data: Path) -> None:
+def test_postgresql_text_identical_pages_are_minhash_duplicates() -> None:
     pages = postgresql_pages()
     dedup = Deduplicator(MemoryIndex(), NearDupConfig(methods=("minhash",)))
     verdicts = {p.doc_id: dedup.process(Document(p.doc_id, html=p.html)) for p in pages}

@@ -23,13 +23,12 @@ from neardup_pipeline.parallel.offload import (
     can_offload,
 )
 from neardup_pipeline.verdict.deduplicator import Deduplicator
+from tests.crawl_harness import crawl, crawl_settings
 
 from .test_batch_lookup import corpus, dedup_outputs, outcome
 from .test_cli import neardup
-from .test_crawl import assert_drop_outcome, crawl, crawl_settings, site
+from .test_crawl import assert_drop_outcome
 from .test_fingerprint import ARTICLE
-
-__all__ = ["site"]  # the fixture, re-exported for pytest
 
 CONFIG = NearDupConfig()  # auto: simhash + bag
 

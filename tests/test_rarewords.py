@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import tarfile
 from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
@@ -26,26 +25,14 @@ from neardup_pipeline.methods.rarewords import (
     weighted_jaccard,
 )
 from neardup_pipeline.sketch.shingles import ShingleHasher
-
-from .conftest import SHARED_DATA
-
-GUIDE = SHARED_DATA / "debian-installation-guide-9arch"
+from tests.corpora import installation_guide_pages
 
 
 @lru_cache(maxsize=1)
 def guide_pages() -> tuple[tuple[str, bytes], ...]:
     """English installation-guide pages of three architectures, in (arch, file) order."""
-    archive = next(GUIDE.glob("*.tar.xz"))
-    pages = []
-    with tarfile.open(archive, "r:xz") as tar:
-        for member in tar:
-            parts = member.name.split("/")
-            if (member.isfile() and len(parts) >= 3 and parts[-2] == "en"
-                    and parts[-3] in ("amd64", "arm64", "i386")):
-                handle = tar.extractfile(member)
-                if handle is not None:
-                    pages.append(("/".join(parts[-3:]), handle.read()))
-    return tuple(sorted(pages))
+    return tuple((p.doc_id, p.html) for p in installation_guide_pages()
+                 if p.info["lang"] == "en" and p.info["arch"] in ("amd64", "arm64", "i386"))
 
 
 @lru_cache(maxsize=1)

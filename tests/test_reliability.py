@@ -16,21 +16,18 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from elasticsearch import Elasticsearch
 from itemadapter import ItemAdapter
-from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
-from scrapy.utils.test import get_crawler
 
-import neardup_pipeline.scrapy.crawl_settings as project_settings
 from neardup_pipeline.errors import IndexUnavailable
-from neardup_pipeline.scrapy.spider import SiteSpider
 from neardup_pipeline.scrapy.spool import Spool
+from tests import crawl_harness
+from tests.crawl_harness import CrawlResult, fast_settings
 from tests.es_server import DEFAULT_VERSION, Server, free_port
 
 pytestmark = pytest.mark.elasticsearch
@@ -131,44 +128,16 @@ def site() -> Iterator[Site]:
         s.server.server_close()
 
 
-@dataclass
-class Result:
-    base: str
-    items: dict[str, Any] = field(default_factory=dict)
-    duplicate_items: list[str] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-
-
-async def crawl(base: str, site: Site | None = None, **extra: Any) -> Result:
-    settings = {n: getattr(project_settings, n) for n in dir(project_settings)
-                if n.isupper() and not n.startswith("NEARDUP_")}
-    settings.update(
-        REMOTE_CONTROL_ENABLED=False, TELNETCONSOLE_ENABLED=False, ROBOTSTXT_OBEY=False,
-        LOG_LEVEL="INFO", DOWNLOAD_DELAY=0, AUTOTHROTTLE_ENABLED=False, CONCURRENT_REQUESTS=1,
-        CONCURRENT_REQUESTS_PER_DOMAIN=1, DOWNLOAD_TIMEOUT=300, NEARDUP_ACTION="tag",
-        NEARDUP_ES_REQUEST_TIMEOUT=2.0,
+async def crawl(base: str, site: Site | None = None, **extra: Any) -> CrawlResult:
+    """Tag mode (every page kept, checked or unchecked) with short Elasticsearch timeouts; the
+    site hears of each item, so a fault can wait for the pipeline."""
+    settings = fast_settings(
+        DOWNLOAD_TIMEOUT=300, NEARDUP_ACTION="tag", NEARDUP_ES_REQUEST_TIMEOUT=2.0,
         NEARDUP_ES_RETRY_SECONDS=3.0, NEARDUP_ES_REPROBE_SECONDS=0.5,
     )
     settings.update(extra)
-    result = Result(base)
-    crawler = get_crawler(SiteSpider, settings)
-
-    def scraped(item: Any) -> None:
-        path = str(ItemAdapter(item)["url"])[len(base):]
-        if path in result.items:
-            result.duplicate_items.append(path)
-        result.items[path] = item
-        if site is not None:
-            site.scraped.add(path)
-
-    crawler.signals.connect(scraped, signal=signals.item_scraped)
-    started = time.monotonic()
-    await crawler.crawl_async(start_url=f"{base}/index.html")
-    result.seconds = time.monotonic() - started
-    assert crawler.stats is not None
-    result.stats = crawler.stats.get_stats()
-    return result
+    heard = None if site is None else lambda path, _: site.scraped.add(path)
+    return await crawl_harness.crawl(base, settings, on_item=heard)
 
 
 def names(tmp_path: Path) -> dict[str, Any]:
@@ -186,29 +155,29 @@ def es_count(url: str, index: str) -> int:
         client.close()
 
 
-def status_of(result: Result) -> dict[str, str]:
-    return {p: str(ItemAdapter(i).get("neardup_status")) for p, i in result.items.items()}
+def status_of(result: CrawlResult) -> dict[str, str]:
+    return {p: str(ItemAdapter(i).get("neardup_status")) for p, i in result.kept.items()}
 
 
-def assert_nothing_lost(result: Result) -> None:
+def assert_nothing_lost(result: CrawlResult) -> None:
     """Every page once, kept (tag mode), checked or unchecked; the spider finished."""
     assert result.stats["finish_reason"] == "finished"
-    assert result.duplicate_items == []
-    assert sorted(result.items) == sorted([*PATHS, "/index.html"])
+    assert result.repeated() == []
+    assert sorted(result.kept) == sorted([*PATHS, "/index.html"])
     assert set(status_of(result).values()) <= {"checked", "unchecked"}
     assert result.stats.get("neardup/errors", 0) == 0
 
 
-def assert_copy_caught(result: Result, copy: str, original: str) -> None:
+def assert_copy_caught(result: CrawlResult, copy: str, original: str) -> None:
     """A copy points at its original; d7 (copy of o7, itself a copy of o6) at any of that group."""
-    found = str(ItemAdapter(result.items[copy])["neardup_of"])[len(result.base):]
+    found = str(ItemAdapter(result.kept[copy])["neardup_of"])[len(result.base):]
     group = {original, *(k for k, v in INNER.items() if v == original)}
     group |= {v for k, v in INNER.items() if k == original}
     group |= {c for c, o in COPIES.items() if o in group}
     assert found in group - {copy}, (copy, found)
 
 
-def report(name: str, result: Result, site: Site) -> None:
+def report(name: str, result: CrawlResult, site: Site) -> None:
     neardup = {k: v for k, v in result.stats.items() if k.startswith("neardup/")}
     faults = {k: round(v, 2) for k, v in site.timings.items()}
     print(f"\n[{name}] crawl {result.seconds:.1f} s, fault actions {faults}: {neardup}")
@@ -345,8 +314,8 @@ async def test_unavailable_fail_mode_closes_cleanly(site: Site, tmp_path: Path) 
     result = await crawl(site.base, NEARDUP_BACKEND=f"http://127.0.0.1:{free_port()}",
                          NEARDUP_ES_START="degraded", NEARDUP_ON_ERROR="fail", **names(tmp_path))
     assert result.stats["finish_reason"] == "neardup_es_unavailable"
-    assert result.items and set(status_of(result).values()) == {"unchecked"}
-    assert result.stats["neardup/spooled"] == len(result.items)
+    assert result.kept and set(status_of(result).values()) == {"unchecked"}
+    assert result.stats["neardup/spooled"] == len(result.kept)
 
 
 @deferred_f_from_coro_f

@@ -27,8 +27,7 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.index import open_index
 from neardup_pipeline.verdict.deduplicator import Deduplicator
-
-from .local_site import serve_pages
+from tests.crawl_harness import serve_pages
 
 PAIRS = 40
 PAGE_DELAY = 0.03  # seconds per response: both crawls last long enough to overlap

@@ -20,10 +20,7 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline.cli.main import main
-
-from .test_crawl import crawl, crawl_settings, site
-
-__all__ = ["site"]  # the demo-site fixture, used by the end-to-end test below
+from tests.crawl_harness import crawl, crawl_settings
 
 HOSTILE = ('<script>alert("owned")</script> <img src=x onerror=alert(1)> '
            "&lt;b&gt; javascript:alert(2)")

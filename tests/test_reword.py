@@ -18,8 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
-from benchmarks.corpora import Page, postgresql_pages
-from benchmarks.make_variants import _WORD, parse, replace_words, serialize
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import open_index
@@ -27,6 +25,7 @@ from neardup_pipeline.methods.bag import BagMethod, BagSignature
 from neardup_pipeline.methods.minhash import resemblance
 from neardup_pipeline.methods.registry import build_methods
 from neardup_pipeline.methods.reword import EditPattern, RewordRule, edit_pattern
+from tests.corpora import WORD, Page, parse, postgresql_pages, replace_words, serialize
 
 
 def codes(values: list[int]) -> np.ndarray:
@@ -89,7 +88,6 @@ def bag_of_page(html: bytes | str, fingerprinter: Fingerprinter) -> BagSignature
     return signature
 
 
-@pytest.mark.shared_data
 @pytest.mark.parametrize("left, right", [
     ("sql-droptsdictionary.html", "sql-droptsparser.html"),
     ("sql-droptsparser.html", "sql-droptstemplate.html"),
@@ -111,7 +109,7 @@ def test_template_twins_of_the_manual_stay_apart(left: str, right: str) -> None:
 
 def vocabulary_of(pages: list[Page]) -> list[str]:
     """The replacement words make_variants draws from: the pages' words of 4+ letters."""
-    return sorted({w for p in pages for w in _WORD.findall(parse(p).text_content())
+    return sorted({w for p in pages for w in WORD.findall(parse(p).text_content())
                    if len(w) > 3 and not w.isdigit()})
 
 
@@ -123,7 +121,6 @@ def reworded(page: Page, seed: int, fraction: float = 0.10) -> str:
     return serialize(root)
 
 
-@pytest.mark.shared_data
 def test_the_check_reads_stored_signatures_on_every_backend(backend_config: NearDupConfig) -> None:
     """Memory, SQLite and Elasticsearch: the word codes survive the index, so a reworded copy
     checked against a stored page is found and a stored twin is not."""
@@ -144,12 +141,11 @@ def test_the_check_reads_stored_signatures_on_every_backend(backend_config: Near
         index.close()
 
 
-@pytest.mark.shared_data
 def test_pages_with_a_tenth_of_their_words_replaced_are_caught() -> None:
     """make_variants' words10 edit on 40 manual pages: the order check alone catches few."""
     rng = random.Random(20261201)
     pages = [p for p in manual().values()
-             if len(_WORD.findall(parse(p).text_content())) >= 200]
+             if len(WORD.findall(parse(p).text_content())) >= 200]
     chosen = rng.sample(sorted(pages, key=lambda p: p.doc_id), 40)
     vocabulary = vocabulary_of(pages[:200])
     fingerprinter = Fingerprinter(NearDupConfig(methods=("bag",)))

@@ -23,10 +23,7 @@ from neardup_pipeline.report.evaluate import GoldEntry, evaluate
 from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.verdict.deduplicator import Deduplicator
-
-from .test_crawl import crawl, crawl_settings, site
-
-__all__ = ["site"]  # the fixture, re-exported for pytest
+from tests.crawl_harness import crawl, crawl_settings
 
 CONFIG = NearDupConfig(methods=("simhash",), language="en")
 SYLLABLES = [a + b for a in "bcdfghjklmnpqrstvwxz" for b in "aeiou"]
@@ -324,8 +321,7 @@ async def test_crawl_with_idf_weighting(site: str, tmp_path: Path) -> None:
     fit_texts((fingerprinter.text_of(Document(str(p), html=p.read_bytes()))[0] for p in pages),
               config).save(model)
     backend = f"sqlite:{tmp_path / 'fp.sqlite'}"
-    settings = crawl_settings(backend, NEARDUP_METHODS="simhash",
-                              NEARDUP_SIMHASH_WEIGHTING="idf",
+    settings = crawl_settings(backend, NEARDUP_SIMHASH_WEIGHTING="idf",
                               NEARDUP_SIMHASH_IDF_MODEL=str(model))
     result = await crawl(site, settings)
     assert result.stats["finish_reason"] == "finished"

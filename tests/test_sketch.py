@@ -15,7 +15,6 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.corpora import postgresql_pages
 from neardup_pipeline import NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 from neardup_pipeline.methods import minhash, rarewords, simhash
@@ -34,6 +33,7 @@ from neardup_pipeline.sketch._sketch import (
     weighted_jaccard,
 )
 from neardup_pipeline.sketch.shingles import ShingleHasher
+from tests.corpora import postgresql_pages
 
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
 U64 = st.integers(0, 2**64 - 1)
@@ -248,7 +248,6 @@ def test_min_hashes_of_nothing_are_all_ones() -> None:
     assert (min_hashes(np.empty(0, dtype=np.uint64), A, B) == np.uint64(2**64 - 1)).all()
 
 
-@pytest.mark.shared_data
 def test_same_signatures_on_real_pages() -> None:
     fingerprinter = Fingerprinter(NearDupConfig(methods=("simhash", "minhash", "bag")))
     for page in postgresql_pages()[::50]:

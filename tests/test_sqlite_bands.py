@@ -1,10 +1,9 @@
 """The SQLite backend's band table (hashed lookup keys, no doc-id index): the same candidates as
-the reference MemoryIndex, no stale rows after a replacement, files of the former `keys` layout
-migrated, and caches that follow other connections' commits. Real SQLite files throughout."""
+the reference MemoryIndex, no stale rows after a replacement, files of another layout refused,
+and caches that follow other connections' commits. Real SQLite files throughout."""
 
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,42 +16,10 @@ from neardup_pipeline.errors import IndexFailure
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import IndexEntry, MemoryIndex, SqliteIndex
 from neardup_pipeline.index.base import Membership, memberships
-from neardup_pipeline.index.sqlite.store import band_key
+from neardup_pipeline.index.sqlite.bands import band_key
 from neardup_pipeline.methods.simhash import block_keys
 
 PARAMS = Fingerprinter(NearDupConfig(methods=("simhash", "bag"))).params()
-
-# The schema as the code before the band table wrote it (a copy: it must not follow the code).
-OLD_SCHEMA = """
-CREATE TABLE IF NOT EXISTS params (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS docs (
-    doc_id TEXT PRIMARY KEY,
-    signatures TEXT NOT NULL,
-    meta TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS memberships (
-    doc_id TEXT PRIMARY KEY,
-    cluster TEXT NOT NULL,
-    to_original TEXT
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS keys (
-    method TEXT NOT NULL,
-    key TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    PRIMARY KEY (method, key, doc_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS keys_by_doc ON keys (doc_id);
-CREATE TABLE IF NOT EXISTS df (word INTEGER PRIMARY KEY, n INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS df_docs (doc_id TEXT PRIMARY KEY, words BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS df_count (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS simhash_rows (
-    row INTEGER PRIMARY KEY AUTOINCREMENT,
-    doc_id TEXT NOT NULL UNIQUE,
-    fp INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS simhash_dead (row INTEGER PRIMARY KEY);
-"""
-
 
 def keyed(doc_id: str, fingerprint: int | None = None, **keys: Sequence[str]) -> IndexEntry:
     """An entry with the given keys; with a fingerprint, its simhash signature and the layout's
@@ -200,79 +167,43 @@ def test_band_keys_tell_methods_apart() -> None:
     assert -(2**63) <= band_key("bag", "\ud800") < 2**63  # any text, a lone surrogate too
 
 
-def write_old_file(
-    path: Path, entries: Iterable[IndexEntry], params: Mapping[str, object] | None
-) -> None:
-    """An index file as the code before the band table wrote it (its add() logic, copied):
-    every key as text in `keys`, except simhash keys the tables answered once the parameters
-    were known (those went to `simhash_rows`). No table files: they are rebuilt from
-    `simhash_rows`, as for a file copied without them."""
-    db = sqlite3.connect(path)
-    db.executescript(OLD_SCHEMA)
-    db.execute("INSERT INTO params (name, value) VALUES ('memberships', '1')")
-    if params is not None:
-        db.execute(
-            "INSERT INTO params (name, value) VALUES ('fingerprint', ?)",
-            (json.dumps(params, sort_keys=True),),
-        )
-    for entry in entries:
-        fingerprint = int(str(entry.signatures.get("simhash", "-1")), 16)
-        in_tables = params is not None and entry.keys.get("simhash") == block_keys(fingerprint)
-        db.execute("DELETE FROM keys WHERE doc_id = ?", (entry.doc_id,))
-        db.execute(
-            "INSERT OR REPLACE INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)",
-            (entry.doc_id, json.dumps(entry.signatures),
-             json.dumps({**entry.meta, "_keys": entry.keys})),
-        )
-        db.execute(
-            "INSERT OR REPLACE INTO memberships (doc_id, cluster, to_original) VALUES (?, ?, ?)",
-            (entry.doc_id, entry.meta["cluster"], None),
-        )
-        if params is not None:
-            db.execute("DELETE FROM simhash_rows WHERE doc_id = ?", (entry.doc_id,))
-        if in_tables:
-            db.execute(
-                "INSERT INTO simhash_rows (doc_id, fp) VALUES (?, ?)",
-                (entry.doc_id, fingerprint - (1 << 64) if fingerprint >= 1 << 63 else fingerprint),
-            )
-        db.executemany("INSERT OR IGNORE INTO keys (method, key, doc_id) VALUES (?, ?, ?)", [
-            (method, key, entry.doc_id) for method, keys in entry.keys.items()
-            if method != "simhash" or not in_tables for key in keys
-        ])
-    db.commit()
-    db.close()
-
-
-@pytest.mark.parametrize("with_params", [True, False], ids=["tables", "before-params"])
-def test_a_file_of_the_old_key_table_is_migrated(tmp_path: Path, with_params: bool) -> None:
-    """Its key rows move into `bands` once, the old table goes; the same candidates and entries
-    as before. Written before the parameters were known, its simhash keys are band rows until
-    the parameters arrive, then the tables adopt them."""
+def test_simhash_keys_written_before_the_parameters_are_adopted(tmp_path: Path) -> None:
+    """Before the parameters are known every simhash key is a band row; once they arrive, the
+    tables take the keys that fit the layout, with the same candidates and entries throughout."""
     rng = random.Random(8)
     entries = random_entries(rng, 300)
-    oracle, path = MemoryIndex(), tmp_path / "old.sqlite"
-    for entry in entries:
-        oracle.add(entry)
-    write_old_file(path, entries, PARAMS if with_params else None)
-    queries = random_queries(rng, entries, 200)
+    oracle, path = MemoryIndex(), tmp_path / "early.sqlite"
     index = SqliteIndex(path)
-    second = SqliteIndex(path)  # the file is migrated already: nothing to do
-    with sqlite3.connect(path) as db:
-        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
-    assert "keys" not in tables and "keys_by_doc" not in tables
+    for entry in entries:
+        index.add(entry)
+        oracle.add(entry)
+    queries = random_queries(rng, entries, 200)
     assert_same_as(index, oracle, queries)
-    assert_same_as(second, oracle, queries)
-    if not with_params:
-        index.ensure_params(PARAMS)  # the tables adopt the simhash keys that fit them
-        assert_same_as(index, oracle, queries)
+    index.ensure_params(PARAMS)
+    assert_same_as(index, oracle, queries)
     changed = keyed("doc-0", 0x5555, bag=["1:after"])  # its old rows found by their keys
     for target in (index, oracle):
         target.add(changed)
     entries.append(changed)
     assert index.candidates({"bag": ["1:after"]}) == {"doc-0"}
     index.close()
-    second.close()
     assert_file_holds(path, entries, oracle, queries)
+
+
+def test_a_file_of_an_older_layout_is_refused(tmp_path: Path) -> None:
+    """A file holding entries but no band key hash (lookup keys in a `keys` table) is named in
+    the error, and left as it was."""
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE params (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("CREATE TABLE docs (doc_id TEXT PRIMARY KEY, signatures TEXT, meta TEXT)")
+        db.execute("CREATE TABLE keys (method TEXT, key TEXT, doc_id TEXT)")
+        db.execute("INSERT INTO docs VALUES ('a', '{}', '{}')")
+    with pytest.raises(IndexFailure, match=r"old\.sqlite.*older layout"):
+        SqliteIndex(path)
+    with sqlite3.connect(path) as db:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert "bands" not in tables
 
 
 def test_a_file_of_another_band_hash_is_refused(tmp_path: Path) -> None:

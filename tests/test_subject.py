@@ -14,13 +14,13 @@ from functools import cache
 import numpy as np
 import pytest
 
-from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.methods.bag import BagMethod, BagSignature, template_twins, term_counts
 from neardup_pipeline.text.normalize import Normalizer
 from neardup_pipeline.text.subject import leans_on_own_subject, subject_words
+from tests.corpora import Page, installation_guide_pages, postgresql_pages
 
 
 def canonical(text: str) -> list[str]:
@@ -153,7 +153,6 @@ def verdicts(pages: list[Page]) -> dict[str, str | None]:
     return {p.doc_id: dedup.process(Document(p.doc_id, html=p.html)).duplicate_of for p in pages}
 
 
-@pytest.mark.shared_data
 def test_the_manuals_template_twins_stay_apart_and_releases_match() -> None:
     names = ["contrib-dblink-build-sql-insert.html", "contrib-dblink-build-sql-update.html",
              "reference.html", "sql-commands.html", "index.html"]
@@ -165,7 +164,6 @@ def test_the_manuals_template_twins_stay_apart_and_releases_match() -> None:
     }
 
 
-@pytest.mark.shared_data
 def test_the_guides_pages_about_one_architecture_each_stay_apart() -> None:
     arches = ("amd64", "arm64", "i386")
     found = verdicts([guide()[f"{arch}/en/{name}"] for name in ("pr01.html", "ch05s01.html",

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_pipeline.config import HTML_PARSERS, HtmlParser
+from neardup_pipeline.text.decode import DETECT_SAMPLE_BYTES, dammit_decode, decode, decode_html
 from neardup_pipeline.text.extract import html_to_text
 from neardup_pipeline.text.normalize import Normalizer, canonical_text, detect_language
+from tests.corpora import installation_guide_pages, postgresql_pages
 
 
 def test_invisible_content_and_comments_are_dropped() -> None:
@@ -63,8 +64,6 @@ def test_the_utf8_shortcut_decodes_as_unicode_dammit(declared: str | None) -> No
     """Every page a strict UTF-8 decode may take (declared so, by the caller or the page)
     gives what UnicodeDammit alone gives: text, encoding name and the exact flag; with byte
     order marks, undecodable bytes, other declarations and pages past the detection sample."""
-    from neardup_pipeline.text.extract import DETECT_SAMPLE_BYTES, _dammit_decode, _decode
-
     pages = []
     for head in DECLARATIONS:
         for body in BODIES:
@@ -73,7 +72,7 @@ def test_the_utf8_shortcut_decodes_as_unicode_dammit(declared: str | None) -> No
                 b"<p>", "<p>\u00e9".encode("latin-1")), "\ufeff".encode("utf-16") + page]
     pages.append(DECLARATIONS[1] + b"<p>" + b"x " * DETECT_SAMPLE_BYTES + b"</p>")
     for page in pages:
-        assert _decode(page, declared) == _dammit_decode(page, declared), (page[:60], declared)
+        assert decode(page, declared) == dammit_decode(page, declared), (page[:60], declared)
 
 
 def test_xhtml_with_encoding_declaration_parses_with_lxml() -> None:
@@ -102,44 +101,31 @@ _BYTES_CASES = [
 ]
 
 
-def _read_alike_from_bytes_and_text(html: bytes, parser: HtmlParser, chromeless: bool) -> str:
+def _read_alike_from_bytes_and_text(html: bytes, chromeless: bool) -> str:
     """The page's text read from its bytes, asserted equal (text and title) to that of its
     decoded str, which is encoded again before the parse."""
-    from neardup_pipeline.text.extract import decode_html
-
-    from_bytes = html_to_text(html, chromeless=chromeless, parser=parser)
-    from_text = html_to_text(decode_html(html)[0], chromeless=chromeless, parser=parser)
+    from_bytes = html_to_text(html, chromeless=chromeless)
+    from_text = html_to_text(decode_html(html)[0], chromeless=chromeless)
     assert (from_bytes.text, from_bytes.title) == (from_text.text, from_text.title)
     return from_bytes.text
 
 
-@pytest.mark.parametrize("parser", HTML_PARSERS)
 @pytest.mark.parametrize("case", [
     *(text.encode("utf-8") for text in _BYTES_CASES),
     b"\xef\xbb\xbf<p>after a byte order mark</p>",
     '<meta charset="utf-8"><p>caf\u00e9</p>'.encode("utf-8") + b"\xff broken",
     '<meta charset="windows-1251"><p>Привет</p>'.encode("cp1251"),
 ])
-def test_utf8_bytes_read_in_place_give_what_their_decoded_text_gives(
-    case: bytes, parser: HtmlParser,
-) -> None:
+def test_utf8_bytes_read_in_place_give_what_their_decoded_text_gives(case: bytes) -> None:
     """UTF-8 input is parsed from its own bytes, not from its decoded text encoded again: the
     same text and title either way, with the declaration, BOM and bad bytes handled as before."""
-    from neardup_pipeline.text.extract import lexbor_available
-
-    if parser == "lexbor" and not lexbor_available():
-        pytest.skip("lexbor is not installed")
     for chromeless in (False, True):
-        assert _read_alike_from_bytes_and_text(case, parser, chromeless)
+        assert _read_alike_from_bytes_and_text(case, chromeless)
 
 
-@pytest.mark.shared_data
 def test_real_pages_read_in_place_give_what_their_decoded_text_gives() -> None:
-    from benchmarks.corpora import installation_guide_pages, postgresql_pages
-
     for page in [*postgresql_pages()[::40], *installation_guide_pages()[::60]]:
-        for parser in HTML_PARSERS:
-            _read_alike_from_bytes_and_text(page.html, parser, chromeless=True)
+        _read_alike_from_bytes_and_text(page.html, chromeless=True)
 
 
 def test_nul_bytes_and_invalid_utf8_do_not_break_parsing() -> None:

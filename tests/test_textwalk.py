@@ -11,6 +11,8 @@ markup and on markup soup (hypothesis), at every chrome level, with and without 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -20,12 +22,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.corpora import installation_guide_pages, postgresql_pages
-from neardup_pipeline.config import HTML_PARSERS
-from neardup_pipeline.text import extract
-from neardup_pipeline.text.extract import Chrome, html_to_text
+from neardup_pipeline.text import extract, walk
+from neardup_pipeline.text.chrome import STRING_VALUE, Chrome, python_walk
+from neardup_pipeline.text.decode import decode_html
+from neardup_pipeline.text.extract import html_to_text, walk_in_use
+from tests.corpora import installation_guide_pages, postgresql_pages
 
-textwalk = extract._textwalk
+textwalk = walk.textwalk
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
 
 
@@ -35,6 +38,53 @@ def test_the_extension_is_built_and_used_by_default() -> None:
     assert textwalk is not None
     assert extract.NATIVE_WALK
     assert extract.LIBXML2_EVENTS  # lxml's wheels export the libxml2 functions it calls
+    assert textwalk.running_libxml2() == textwalk.LIBXML2_HEADERS
+    version = ".".join(map(str, textwalk.LIBXML2_HEADERS))
+    assert walk_in_use() == f"libxml2 {version} events (C++)"
+
+
+def test_another_libxml2_than_the_headers_one_gets_the_tree_walk_and_one_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The event reader lays out libxml2's structs as its headers do: against any other
+    libxml2 it is refused, with one warning naming both versions, and the tree walk reads."""
+    headers = ".".join(map(str, textwalk.LIBXML2_HEADERS))
+    monkeypatch.setattr(walk, "running_libxml2", lambda: (2, 9, 14))
+    with caplog.at_level("WARNING", logger="neardup"):
+        refusal = walk.libxml2_events_refusal()
+    assert refusal == f"running libxml2 2.9.14 differs from headers {headers}"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"neardup reads lxml's tree, not libxml2's parse events: {refusal}"]
+    monkeypatch.setattr(extract, "_EVENTS_REFUSAL", refusal)
+    monkeypatch.setattr(extract, "LIBXML2_EVENTS", refusal is None)
+    assert walk_in_use() == f"lxml tree (C++): {refusal}"
+    page = WORKED_PAGE.encode()
+    with pytest.MonkeyPatch.context() as patch:  # the event reader would fail the test if run
+        patch.setattr(textwalk, "libxml2_walk", None)
+        assert html_to_text(page, chromeless=True).text == WORKED_TEXTS[Chrome.LINKS]
+
+
+def test_a_mismatch_found_at_import_chooses_the_tree_walk() -> None:
+    """At load (extract loaded again, in a fresh interpreter) with a libxml2 that reads as another
+    version than the headers': the tree walk is chosen, said so once on the neardup logger, and
+    reads the same text."""
+    script = (
+        "import importlib, logging, sys\n"
+        "from neardup_pipeline.text import extract, walk\n"
+        "logging.basicConfig(stream=sys.stdout, format='%(levelname)s %(name)s %(message)s')\n"
+        "walk.running_libxml2 = lambda: (2, 9, 14)\n"
+        "importlib.reload(extract)\n"
+        "print(extract.LIBXML2_EVENTS)\n"
+        "print(extract.walk_in_use())\n"
+        "print(extract.html_to_text(sys.argv[1], chromeless=True).text)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, WORKED_PAGE], capture_output=True,
+                          text=True, check=True, timeout=120)
+    headers = ".".join(map(str, textwalk.LIBXML2_HEADERS))
+    reason = f"running libxml2 2.9.14 differs from headers {headers}"
+    assert done.stdout.splitlines() == [
+        f"WARNING neardup neardup reads lxml's tree, not libxml2's parse events: {reason}",
+        "False", f"lxml tree (C++): {reason}", WORKED_TEXTS[Chrome.LINKS]]
 
 
 def both_walks(markup: str | bytes, levels: tuple[Chrome, ...] = tuple(Chrome)) -> None:
@@ -58,7 +108,7 @@ def both_walks(markup: str | bytes, levels: tuple[Chrome, ...] = tuple(Chrome)) 
         for level in levels:
             fresh, _ = extract._lxml_tree(data)
             assert fresh is not None
-            expected = extract._python_walk(fresh, level, roles, limit)
+            expected = python_walk(fresh, level, roles, limit)
             assert walk.text(level) == expected, (level, roles)
             assert whole.text(level) == expected, (level, roles)
             assert events.text(level) == expected, (level, roles)
@@ -80,23 +130,20 @@ def both_extractions(markup: str | bytes) -> None:
         assert events == python
 
 
-@pytest.mark.shared_data
 def test_same_text_on_every_page_of_two_real_sites() -> None:
     pages = [p.html for p in (*postgresql_pages(), *installation_guide_pages())]
-    assert len(pages) > 4000
+    assert len(pages) > 2700  # every page of tests/data
     for html in pages:
         both_extractions(html)
 
 
-@pytest.mark.shared_data
 def test_same_text_at_every_chrome_level_on_real_pages() -> None:
     pages = [p.html for p in (*postgresql_pages()[::25], *installation_guide_pages()[::25])]
     for html in pages:
-        both_walks(extract.decode_html(html)[0].encode("utf-8"))
+        both_walks(decode_html(html)[0].encode("utf-8"))
 
 
-# One page that exercises every rule, for each parser's walk (tests/test_lexbor.py too): the
-# script and the comment are never text.
+# One page that exercises every rule, for each walk: the script and the comment are never text.
 WORKED_PAGE = (
     "<html><head><title>T</title></head><body>"
     "<div class=menu><a href=/>Home</a> | <a href=/docs>Docs</a></div>"
@@ -137,7 +184,7 @@ def test_the_title_is_lxmls_first_title_as_a_string(markup: bytes) -> None:
     invisible element, with everything inside it as text."""
     root = lxml.etree.fromstring(markup, parser=extract._thread_parser())
     found = root.find(".//title")
-    expected = None if found is None else extract._STRING_VALUE(found)
+    expected = None if found is None else STRING_VALUE(found)
     assert textwalk.libxml2_title(root) == expected
     assert textwalk.libxml2_walk(markup, False, 0)[1] == expected
 
@@ -248,7 +295,7 @@ def test_a_read_limit_stops_both_walks_at_the_same_block() -> None:
     for limit in (0, 50, 500, 2_000, 5_000, 10_000):
         root, _ = extract._lxml_tree(data)
         assert root is not None
-        expected = extract._python_walk(root, Chrome.LINKS, False, limit)
+        expected = python_walk(root, Chrome.LINKS, False, limit)
         root, _ = extract._lxml_tree(data)
         assert textwalk.chrome_walk(root, False, limit).text(Chrome.LINKS) == expected
 
@@ -276,7 +323,6 @@ def test_markup_facts_answer_what_the_text_scans_answer(
 
 def test_a_tag_past_the_cap_is_still_read_by_the_scan() -> None:
     page = "<p>before</p><a " + "x" * extract.MAX_TAG_CHARS + ">" + "<p>after &amp; more</p>"
-    for parser in HTML_PARSERS:
-        extracted = html_to_text(page.encode(), parser=parser)
-        assert extracted.parser == "scan" and "before" in extracted.text
+    extracted = html_to_text(page.encode())
+    assert extracted.parser == "scan" and "before" in extracted.text
     assert html_to_text("<p role='main'>x</p>" * 3, max_tags=2).parser == "scan"

@@ -19,7 +19,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from neardup_pipeline.text import normalize
 from neardup_pipeline.text._words import (
     StemTable,
@@ -29,6 +28,7 @@ from neardup_pipeline.text._words import (
     word_tokens,
 )
 from neardup_pipeline.text.extract import html_to_text
+from tests.corpora import installation_guide_pages, postgresql_pages
 
 WORD = re.compile(r"\w+")
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
@@ -116,7 +116,6 @@ def test_arabic_script_test_agrees_with_the_regex_for_every_code_point() -> None
     assert normalize.canonical_text("كتاب") == normalize.canonical_text("\u06a9\u062a\u0627\u0628")
 
 
-@pytest.mark.shared_data
 def test_same_tokens_on_real_pages_in_three_languages() -> None:
     guide = installation_guide_pages()
     pages = [*postgresql_pages()[::10], *(p for p in guide[::7] if p.info.get("lang") != "en")]
@@ -202,7 +201,6 @@ def _words_without_the_table(normalizer: normalize.Normalizer, text: str) -> nor
         normalize.word_rules_for.cache_clear()
 
 
-@pytest.mark.shared_data
 def test_normalizer_gives_the_same_words_with_and_without_the_table() -> None:
     """Read twice (the second time every word is known and the table decides), in three
     languages, and on the edge texts: stop words only, no words, words of no detected language."""

@@ -6,31 +6,19 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
+from neardup_pipeline.cli.inputs import corpus_texts
+from neardup_pipeline.cli.options import add_fit_command
 from neardup_pipeline.config import CONTENTS, NearDupConfig
 from neardup_pipeline.errors import ConfigError
-from neardup_pipeline.fingerprint import Document, Fingerprinter
-from neardup_pipeline.methods.anchors.model import fit_corpus
+from neardup_pipeline.fingerprint import Fingerprinter
+from neardup_pipeline.methods.anchors.fit import fit_corpus
 
-_TEXT_SUFFIXES = (".html", ".htm", ".xhtml", ".txt", ".text")
-
-
-def add_fit_command(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, about: str,
-    fit_help: str, output_help: str,
-) -> argparse.ArgumentParser:
-    """`neardup NAME fit CORPUS -o OUTPUT`: the parser of a model fitted on a corpus."""
-    group = sub.add_parser(name, help=about)
-    actions = group.add_subparsers(dest=f"{name}_command", required=True)
-    fit_cmd = actions.add_parser("fit", help=fit_help)
-    fit_cmd.add_argument("corpus", type=Path, help="JSONL {id, html|text} or a folder of HTML/text")
-    fit_cmd.add_argument("-o", "--output", type=Path, required=True, help=output_help)
-    return fit_cmd
+__all__ = ["cmd_anchors_fit", "corpus_texts", "dedup_fingerprinter", "register"]
 
 
-def add_anchors_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fit_cmd = add_fit_command(sub, "anchors", "anchor-word models (Ilyinsky et al.)",
                               "fit a model on a corpus (JSONL or a folder)", "model file (JSON)")
     defaults = NearDupConfig()
@@ -47,30 +35,6 @@ def add_anchors_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     fit_cmd.add_argument("--content", choices=CONTENTS, default=defaults.content,
                          help="text to fit on (use the one dedup and the crawl will read)")
     fit_cmd.set_defaults(func=cmd_anchors_fit)
-
-
-def corpus_documents(path: Path) -> Iterator[Document]:
-    """Documents of a JSONL file, or of every HTML/text file under a folder (sorted paths)."""
-    from neardup_pipeline.cli.main import load_document, parse_document
-    from neardup_pipeline.errors import InputError
-
-    if path.is_dir():
-        for file in sorted(p for p in path.rglob("*") if p.suffix.lower() in _TEXT_SUFFIXES):
-            yield load_document(str(file))
-        return
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, start=1):
-            if line.strip():
-                try:
-                    yield parse_document(line)
-                except InputError as exc:
-                    print(f"neardup: {path}:{number}: {exc} (skipped)", file=sys.stderr)
-
-
-def corpus_texts(path: Path, config: NearDupConfig) -> Iterator[str]:
-    extractor = Fingerprinter(config.replace(methods=("simhash",)))
-    for doc in corpus_documents(path):
-        yield extractor.text_of(doc)[0]
 
 
 def cmd_anchors_fit(args: argparse.Namespace) -> int:

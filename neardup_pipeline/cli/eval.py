@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from neardup_pipeline.cli.idf import add_weighting_options
+from neardup_pipeline.cli.inputs import parse_document
+from neardup_pipeline.cli.options import add_weighting_options
 from neardup_pipeline.config import CONTENTS, METHOD_CHOICES, NearDupConfig
+from neardup_pipeline.errors import InputError
 from neardup_pipeline.report.evaluate import (
     MethodReport,
     evaluate,
@@ -18,7 +20,7 @@ from neardup_pipeline.report.evaluate import (
 )
 
 
-def add_eval_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     command = sub.add_parser(
         "eval", help="pairwise precision/recall/F1 per method against gold groups, with a sweep"
     )
@@ -37,9 +39,6 @@ def add_eval_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from neardup_pipeline.cli.main import parse_document
-    from neardup_pipeline.errors import InputError
-
     gold = read_gold(args.gold)
     documents = []
     for number, line in enumerate(args.docs.read_text(encoding="utf-8").splitlines(), start=1):

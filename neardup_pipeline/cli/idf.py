@@ -6,22 +6,13 @@ import argparse
 import json
 import time
 
-from neardup_pipeline.cli.anchors import add_fit_command, corpus_texts
+from neardup_pipeline.cli.inputs import corpus_texts
+from neardup_pipeline.cli.options import add_fit_command
 from neardup_pipeline.config import CONTENTS, NearDupConfig
 from neardup_pipeline.methods.idf import fit_texts
 
 
-def add_weighting_options(parser: argparse.ArgumentParser) -> None:
-    """Simhash feature weights (shared by dedup, compare and eval)."""
-    parser.add_argument(
-        "--simhash-weighting", choices=("tf", "idf"), default="tf",
-        help="simhash feature weights: tf (default) or tf x idf from a frozen DF table",
-    )
-    parser.add_argument("--simhash-idf-model",
-                        help="simhash idf: DF table from `neardup idf fit` (eval: else the input)")
-
-
-def add_idf_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fit_cmd = add_fit_command(sub, "idf", "frozen document frequencies (simhash idf weighting)",
                               "count word DF over a corpus (JSONL or a folder)", "DF table (JSON)")
     fit_cmd.add_argument("--min-df", type=int, default=2,

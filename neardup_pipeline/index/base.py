@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -72,13 +72,12 @@ def candidates_many(
     """`candidates` of many documents, in order: one round trip on a backend that can batch
     (a `candidates_many` method, Elasticsearch's msearch), else one lookup each.
 
-    Looked up on the class, not the instance: a wrapper that forwards unknown attributes (the
-    anchors warm-up view) must not hand the batch to the index it wraps and skip its own part.
+    Declared on the class, not found on the instance: a wrapper that forwards unknown attributes
+    (the batch's read-through view) must not hand the batch to the index it wraps and skip its
+    own part.
     """
-    batch = getattr(type(index), "candidates_many", None)
-    if batch is not None:
-        found: list[set[str]] = batch(index, keys)
-        return found
+    if _declares_batch(index):
+        return index.candidates_many(keys)
     return [index.candidates(k) for k in keys]
 
 
@@ -126,12 +125,10 @@ def memberships(index: FingerprintIndex, ids: Iterable[str]) -> dict[str, Member
     """Membership of each stored id, unknown ids left out: one light lookup on a backend with a
     `memberships` method (no signatures read), else `get`.
 
-    Looked up on the class, like `candidates_many`, so a forwarding wrapper is not bypassed.
+    Declared on the class, like `candidates_many`, so a forwarding wrapper is not bypassed.
     """
-    light = getattr(type(index), "memberships", None)
-    if light is not None:
-        found: dict[str, Membership] = light(index, ids)
-        return found
+    if _declares_memberships(index):
+        return index.memberships(ids)
     return {doc_id: membership_of(entry) for doc_id, entry in index.get(ids).items()}
 
 
@@ -147,3 +144,56 @@ def params_mismatch(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str
         if a.get(key) != b.get(key)
     ]
     return "; ".join(diffs)
+
+
+# Optional capabilities of a backend. The pipeline tests them once, when it opens the index.
+
+
+@runtime_checkable
+class SupportsCandidatesMany(Protocol):
+    """Looks up the candidates of many documents in one round trip (Elasticsearch's msearch)."""
+
+    def candidates_many(self, keys: Sequence[Mapping[str, Sequence[str]]]) -> list[set[str]]: ...
+
+
+@runtime_checkable
+class SupportsMemberships(Protocol):
+    """Reads where stored documents belong without reading their signatures."""
+
+    def memberships(self, ids: Iterable[str]) -> dict[str, Membership]: ...
+
+
+@runtime_checkable
+class SupportsPendingWrites(Protocol):
+    """Buffers writes that a closing crawl can take over (to spool them) and queue again."""
+
+    def take_pending(self) -> list[dict[str, Any]]:
+        """Hand over the unsent writes and forget them here."""
+        ...
+
+    def requeue(self, actions: Iterable[Mapping[str, Any]]) -> None:
+        """Queue writes taken earlier; they are sent with the next flush."""
+        ...
+
+
+@runtime_checkable
+class SupportsPing(Protocol):
+    """A remote backend that can say cheaply whether it answers."""
+
+    def ping(self, timeout: float) -> bool: ...
+
+
+@runtime_checkable
+class SupportsCounters(Protocol):
+    """Counts what went wrong (retries, refusals), for the crawl's stats."""
+
+    @property
+    def counters(self) -> Mapping[str, int]: ...
+
+
+def _declares_batch(index: object) -> TypeGuard[SupportsCandidatesMany]:
+    return issubclass(type(index), SupportsCandidatesMany)
+
+
+def _declares_memberships(index: object) -> TypeGuard[SupportsMemberships]:
+    return issubclass(type(index), SupportsMemberships)

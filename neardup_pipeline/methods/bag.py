@@ -51,6 +51,9 @@ from neardup_pipeline.text.subject import F64Array, leans_on_own_subject
 
 F32Array = npt.NDArray[np.float32]
 
+WORD_SET_HASHES = 84  # minimums of the word set, as many as Broder's shingles: 21 bands of 4
+ORDER_SHINGLE_WORDS = 3  # the word-order check compares 3-word shingles
+
 
 @dataclass(frozen=True)
 class BagSignature:
@@ -171,11 +174,11 @@ class BagMethod:
     """Weighted Jaccard of word bags >= threshold; candidates share a MinHash band."""
 
     threshold: float = 0.6
-    hashes: int = 84
+    hashes: int = WORD_SET_HASHES
     bands: int = 21  # 21 bands of 4: a candidate with probability 1 - (1 - s^4)^21
     max_words: int = 4096
     order_threshold: float = 0.5  # resemblance of 3-word shingles that confirms a bag match
-    order_shingle: int = 3
+    order_shingle: int = ORDER_SHINGLE_WORDS
     topic_shift: float = 0.0  # > 0: both pages leaning this much on their own term are twins
     subject_margin: float = 2.0  # > 0: pages each naming their title's subject this much more
     reword: RewordRule | None = field(default_factory=RewordRule)  # None: order check alone

@@ -25,6 +25,12 @@ try:  # the same minimums in one C loop (setup.py); without a compiler, numpy be
 except ImportError:  # pragma: no cover - a build without the extension
     _sketch = None  # type: ignore[assignment]
 
+# Zelenkov & Segalovich: 10-word shingles, 84 minimums in 6 super-shingles of 14, whose 15 pairs
+# are the mega-shingles (lookup keys).
+SHINGLE_WORDS = 10
+HASHES = 84
+SUPER_SHINGLES = 6
+
 FAMILY_VERSION = 2  # bump when the hash family changes: stored signatures become incomparable
 _CHUNK = 4096  # shingles per block: bounds memory at CHUNK x 84 x 8 bytes
 _M1, _M2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
@@ -143,9 +149,9 @@ class MinhashSignature:
 class MinhashMethod:
     """Broder/Zelenkov-Segalovich shingles as a detection method (resemblance >= threshold)."""
 
-    shingle: int = 10
-    hashes: int = 84
-    supers: int = 6
+    shingle: int = SHINGLE_WORDS
+    hashes: int = HASHES
+    supers: int = SUPER_SHINGLES
     threshold: float = 0.8
     seed: int = 20100531
     exact: bool = False  # verify by exact Jaccard of shingle sets (stored with the signature)

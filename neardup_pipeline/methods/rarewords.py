@@ -8,7 +8,7 @@ signature is made in two steps: `RarewordsMethod.signature` hashes the words (no
 `RarewordsMethod.complete` reads their DF and derives the profile and keys. Words are 64-bit
 hashes (`ShingleHasher.word_hashes`); the words themselves are only recovered for `compare`.
 
-Choices (measured on ../shared/data, see README):
+Choices (measured on the benchmarks' corpora):
 - DF counts the document itself: df = DF among the other documents + 1, N likewise, so a batch
   (DF of the whole corpus first) and a stream (DF so far) use one definition.
 - The less-frequent words are those whose DF is at most the `percentile` of the document's own
@@ -27,12 +27,11 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup_pipeline.index.base import FingerprintIndex, IndexEntry
+from neardup_pipeline.methods.contract import CorpusStats
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
 
@@ -43,20 +42,6 @@ except ImportError:  # pragma: no cover - a build without the extension
 
 F32Array = npt.NDArray[np.float32]
 KEY_PREFIX = "w:"
-
-
-class CorpusStats(Protocol):
-    """Document frequencies of word hashes (every FingerprintIndex provides them)."""
-
-    def document_frequencies(
-        self, word_hashes: Iterable[int], exclude: str | None = None
-    ) -> dict[int, int]:
-        """DF of each word among the documents counted, leaving out `exclude`."""
-        ...
-
-    def document_count(self, exclude: str | None = None) -> int:
-        """Documents counted in DF, leaving out `exclude`."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -303,35 +288,3 @@ def _unit(weights: F32Array) -> F32Array:
 
 def _b64(values: npt.NDArray[np.generic]) -> str:
     return base64.b64encode(values.tobytes()).decode("ascii")
-
-
-
-class WarmupReplay:
-    """Stream mode: pages recorded while DF was young get their profile and keys again, from the
-    DF of the first `warmup` documents, once the index holds that many (then never again)."""
-
-    def __init__(self, name: str, method: RarewordsMethod) -> None:
-        self.name = name
-        self.method = method
-        self.pending: dict[str, tuple[RarewordsSignature, IndexEntry]] = {}
-        self.done = method.warmup <= 0
-
-    def remember(self, entry: IndexEntry, signature: RarewordsSignature) -> None:
-        if not self.done and self.method.warming_up(signature):
-            self.pending[entry.doc_id] = (signature, entry)
-
-    def replay(self, index: FingerprintIndex) -> int:
-        """Re-profile the remembered pages when warm-up ends; the number re-added."""
-        if self.done or index.document_count() < self.method.warmup:
-            return 0
-        for doc_id, (draft, entry) in self.pending.items():
-            sig = self.method.complete(draft, index, doc_id)
-            index.add(IndexEntry(
-                doc_id,
-                {**entry.signatures, self.name: self.method.encode(sig)},
-                {**entry.keys, self.name: self.method.keys(sig)},
-                entry.meta,
-            ))
-        replayed, self.done = len(self.pending), True
-        self.pending.clear()
-        return replayed

@@ -1,14 +1,15 @@
-"""The contract every detection method fulfils, and the registry that builds them from config."""
+"""The registry: the configured detection methods, built from a configuration."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable
 
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConfigError, IdfTableError
-from neardup_pipeline.methods.anchors.model import AnchorModel, anchors_method
+from neardup_pipeline.methods.anchors.method import anchors_method
+from neardup_pipeline.methods.anchors.model import AnchorModel
 from neardup_pipeline.methods.bag import BagMethod
+from neardup_pipeline.methods.contract import Method
 from neardup_pipeline.methods.idf import IdfTable
 from neardup_pipeline.methods.minhash import MinhashMethod
 from neardup_pipeline.methods.rarewords import RarewordsMethod
@@ -16,35 +17,6 @@ from neardup_pipeline.methods.reword import RewordRule
 from neardup_pipeline.methods.simhash import SimhashMethod
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.normalize import Normalizer
-
-
-class Method(Protocol):
-    """A detection method: a signature per document, lookup keys, and a pairwise verdict."""
-
-    @property
-    def name(self) -> str: ...
-
-    def params(self) -> dict[str, object]:
-        """Parameters that make signatures comparable (stored with the index)."""
-        ...
-
-    def signature(self, words: Sequence[str], hasher: ShingleHasher) -> Any: ...
-
-    def keys(self, signature: Any) -> list[str]:
-        """Lookup keys: any true near-duplicate shares at least one with the document."""
-        ...
-
-    def encode(self, signature: Any) -> Any:
-        """JSON-able form stored in an index."""
-        ...
-
-    def decode(self, stored: Any) -> Any: ...
-
-    def similarity(self, a: Any, b: Any) -> float: ...
-
-    def is_duplicate(self, a: Any, b: Any) -> bool: ...
-
-    def explain(self, a: Any, b: Any) -> dict[str, object]: ...
 
 
 def build_methods(

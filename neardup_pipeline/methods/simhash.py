@@ -25,6 +25,8 @@ from neardup_pipeline.methods.idf import IdfTable
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
 
+BITS = 64  # Charikar's fingerprint width, as in Manku et al.
+
 try:  # the unit-weight vote in one C loop (setup.py); without a compiler, numpy below
     from neardup_pipeline.sketch import _sketch
 except ImportError:  # pragma: no cover - a build without the extension
@@ -79,9 +81,9 @@ def block_layout(blocks: int, k: int) -> tuple[tuple[tuple[int, int], ...], ...]
     Two fingerprints within Hamming distance k differ in at most k of the b blocks, so they agree
     on at least b - k blocks: the pigeonhole bound that makes the lookup exact, not approximate.
     """
-    widths = [64 // blocks + (1 if i < 64 % blocks else 0) for i in range(blocks)]
+    widths = [BITS // blocks + (1 if i < BITS % blocks else 0) for i in range(blocks)]
     ranges: list[tuple[int, int]] = []
-    end = 64
+    end = BITS
     for width in widths:  # block 0 holds the most significant bits
         end -= width
         ranges.append((end, width))
@@ -104,7 +106,8 @@ def block_keys(fingerprint: int, blocks: int = 4, k: int = 3) -> list[str]:
 
 @dataclass(frozen=True)
 class SimhashMethod:
-    """Charikar simhash as a detection method: 64 bits over word shingles, duplicate at <= k."""
+    """Charikar simhash as a detection method: 64 bits over word shingles, duplicate at <= k
+    (Manku et al.: k = 3 at 64 bits, found through the keys of 4 blocks)."""
 
     shingle: int = 3
     k: int = 3
@@ -121,9 +124,9 @@ class SimhashMethod:
 
     def params(self) -> dict[str, object]:
         params: dict[str, object] = {
-            "bits": 64, "shingle": self.shingle, "k": self.k, "blocks": self.blocks,
+            "bits": BITS, "shingle": self.shingle, "k": self.k, "blocks": self.blocks,
         }
-        if self.idf is not None and self.weighting == "idf":  # tf: the params of before
+        if self.idf is not None and self.weighting == "idf":  # tf, the default, goes unnamed
             params["weighting"] = {"kind": "idf", "shingle_idf": "max-word", **self.idf.params()}
         return params
 
@@ -147,14 +150,14 @@ class SimhashMethod:
 
     def similarity(self, a: int, b: int) -> float:
         """1 - distance/64, so that every method reports a similarity in [0, 1]."""
-        return 1.0 - hamming(a, b) / 64.0
+        return 1.0 - hamming(a, b) / BITS
 
     def is_duplicate(self, a: int, b: int) -> bool:
         return hamming(a, b) <= self.k
 
     def metric_floor(self) -> float:
         """A duplicate's least similarity; 1 - similarity (Hamming distance / 64) is a metric."""
-        return 1.0 - self.k / 64.0
+        return 1.0 - self.k / BITS
 
     def explain(self, a: int, b: int) -> dict[str, object]:
         return {"distance": hamming(a, b), "k": self.k}

@@ -4,8 +4,8 @@ ProcessPoolExecutor costs the submitting process about 300 us of CPU per call (a
 its queues and wake-ups), which a crawler pays on the core its reactor needs. Here the caller
 pickles the call and writes it to a non-blocking pipe itself; only what the pipe cannot take at
 once (the child is behind) waits for a sender thread, so the caller never blocks. A reader thread
-resolves the futures. A thread woken for every page costs the reactor more than the write
-itself: a 4,000-page crawl lost 20% with a sender thread per page, 7.5% writing directly.
+resolves the futures. A thread woken for every page would cost the reactor's core more than
+the write itself.
 One child and one pipe keep the calls in order, which the embedded index's read-after-write needs.
 
 A child that dies fails every call in flight with BrokenProcessPool, as ProcessPoolExecutor does,

@@ -32,7 +32,6 @@ T = TypeVar("T")
 SELF_CONTAINED_METHODS = frozenset({"simhash", "minhash", "bag"})
 
 
-
 def can_offload(config: NearDupConfig) -> bool:
     """Whether every configured method can be fingerprinted away from the index."""
     return set(config.method_names) <= SELF_CONTAINED_METHODS

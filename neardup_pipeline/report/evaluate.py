@@ -20,7 +20,8 @@ from typing import Any
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.methods.anchors.model import AnchorModel, fit_corpus
+from neardup_pipeline.methods.anchors.fit import fit_corpus
+from neardup_pipeline.methods.anchors.model import AnchorModel
 from neardup_pipeline.methods.idf import IdfTable, fit_texts
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 

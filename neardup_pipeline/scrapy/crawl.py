@@ -26,33 +26,6 @@ DEMO_SITE = Path(__file__).resolve().parent / "demo_site"
 NEAREST_LIMIT = 500  # pages; the "nearest page" note is a pairwise scan, for small crawls only
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of `neardup crawl` (cli.py adds them to its subparser)."""
-    parser.add_argument(
-        "url", nargs="?", default=None,
-        help="start URL (the crawl stays on its host); omitted: crawl the bundled demo site",
-    )
-    parser.add_argument(
-        "--backend", default=None,
-        help=f"index: sqlite:PATH, memory or http(s)://host:9200 (default: NEARDUP_BACKEND, "
-        f"else {DEMO_BACKEND} for the demo, {CRAWL_BACKEND} for a URL)",
-    )
-    parser.add_argument(
-        "--fresh", action=argparse.BooleanOptionalAction, default=None,
-        help="delete the SQLite index file first (default: yes for the demo, so every run "
-        "gives the same result; no for a URL)",
-    )
-    parser.add_argument("--action", choices=("drop", "tag"), default=None,
-                        help="drop near-duplicates or tag them (default: drop)")
-    parser.add_argument("--methods", default=None, help="comma-separated (default: simhash)")
-    parser.add_argument("-o", "--output", type=Path, default=None,
-                        help="write kept items as JSON lines to this file")
-    parser.add_argument("--max-pages", type=int, default=None,
-                        help="stop after this many responses (CLOSESPIDER_PAGECOUNT)")
-    parser.add_argument("--log-level", default="WARNING",
-                        help="Scrapy log level (default: WARNING, so the summary stands out)")
-
-
 @dataclass
 class Outcome:
     """What happened to one page's item."""
@@ -176,10 +149,12 @@ def _kept(item: Any, settings: Any) -> Outcome:
 def _dropped(item: Any, exception: BaseException, settings: Any) -> Outcome:
     from itemadapter import ItemAdapter
 
-    verdict = getattr(exception, "verdict", None)
+    from neardup_pipeline.scrapy.pipeline import NearDuplicate
+
     adapter = ItemAdapter(item)
-    if verdict is None:
+    if not isinstance(exception, NearDuplicate):
         return Outcome(url=str(adapter.get("url")), kept=False, reason=str(exception))
+    verdict = exception.verdict
     return Outcome(
         url=str(adapter.get("url")), kept=False, duplicate_of=verdict.duplicate_of,
         method=verdict.method, similarity=verdict.similarity,

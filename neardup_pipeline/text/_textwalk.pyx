@@ -1,22 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # distutils: language = c++
-"""Site chrome and visible text of a parsed page, in C++, from either parser's tree.
+"""Site chrome and visible text of a page parsed by libxml2, in C++.
 
-The same rules as `extract.drop_chrome` and `extract._python_walk` (the pure-Python reference,
-kept for installs without a compiler): landmarks, link-only blocks judged innermost first under a
-read limit, the blocks before the title, block boundaries as spaces, whitespace collapsed as
+The same rules as `chrome.drop_chrome` and `chrome.python_walk` (the pure-Python reference, kept
+for installs without a compiler): landmarks, link-only blocks judged innermost first under a read
+limit, the blocks before the title, block boundaries as spaces, whitespace collapsed as
 `str.split` does.
 
 A page's tree is first copied into a flat one (`_Tree`: elements and text nodes in document
 order, linked by index, each element's tag kinds as bits, the text in one UTF-8 buffer), which
-the walk reads for every chrome level. Two parsers fill it, libxml2 two ways:
-- libxml2's parse events (`libxml2_walk`, the default): lxml's HTML parse without the tree it
-  would build, 2-3x faster (the tree's nodes were most of the parse's cost);
-- lxml's libxml2 tree (`chrome_walk`), read through lxml's public C API;
-- lexbor's (`lexbor_walk`, selectolax's build of it, called through lexbor's exported functions):
-  the same text on real pages (every page of the shared data and the Apache manual), faster
-  than libxml2's tree, slower than its events (97, 168 and 75 us a page of the manual). An HTML5 tree builder may shape broken markup otherwise than libxml2
-  does, so it is a parser of its own choice (NearDupConfig.html_parser), never a silent swap.
+the walk reads for every chrome level. libxml2 fills it two ways:
+- its parse events (`libxml2_walk`, the default): lxml's HTML parse without the tree it would
+  build, 2-3x faster (the tree's nodes are most of the parse's cost); it runs only against the
+  libxml2 whose headers it was compiled with (`LIBXML2_HEADERS`, checked by `_load_libxml2`);
+- lxml's tree (`chrome_walk`), read through lxml's public C API.
 """
 
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -29,8 +26,9 @@ from libcpp.vector cimport vector
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (
-    XML_CDATA_SECTION_NODE as CDATA_NODE, XML_ELEMENT_NODE as ELEMENT_NODE,
-    XML_TEXT_NODE as TEXT_NODE, xmlAttr, xmlChar, xmlDict, xmlDoc, xmlNode,
+    LIBXML_VERSION as HEADERS_VERSION, XML_CDATA_SECTION_NODE as CDATA_NODE,
+    XML_ELEMENT_NODE as ELEMENT_NODE, XML_TEXT_NODE as TEXT_NODE, xmlAttr, xmlChar, xmlDict, xmlDoc,
+    xmlNode,
 )
 from lxml.includes.xmlerror cimport XML_ERR_RESOURCE_LIMIT, xmlError, xmlStructuredErrorFunc
 from lxml.includes.xmlparser cimport (
@@ -60,7 +58,7 @@ from neardup_pipeline.text.htmltags import (
 
 cetree.import_lxml__etree()
 
-# extract.Chrome
+# chrome.Chrome
 cdef enum:
     KEEP = 0
     LANDMARKS = 1
@@ -81,14 +79,14 @@ cdef enum:
     INVISIBLE = 512  # never text (htmltags.INVISIBLE_TAGS): not copied
     TITLE = 1024
 
-# An element's role attribute, as extract._role reads it
+# An element's role attribute, as chrome._role reads it
 cdef enum:
     NO_ROLE = 0
     MAIN_ROLE = 1
     LANDMARK_ROLE = 2
 
-# libxml2 stops at this nesting depth (huge_tree) and extract sends the page to bs4; a deeper
-# lexbor tree goes the same way, so both parsers read such a page alike.
+# libxml2's tree builder stops at this nesting depth (huge_tree) and extract sends the page to bs4:
+# the event reader stops there too, so both ways of reading libxml2 refuse the same pages.
 cdef int MAX_DEPTH = 2048
 
 cdef list _KINDS = [(BLOCK, BLOCK_TAGS), (LINK_BLOCK, LINK_BLOCK_TAGS), (LANDMARK, LANDMARK_TAGS),
@@ -107,7 +105,7 @@ cdef int _kind_of_name(const char* name, size_t length) noexcept:
 
 
 cdef int _role_of(bytes value):
-    """extract._role's reading of a role attribute's value: stripped, lower case."""
+    """chrome._role's reading of a role attribute's value: stripped, lower case."""
     role = value.decode("utf-8", "replace").strip().lower()
     if role == "main":
         return MAIN_ROLE
@@ -127,7 +125,7 @@ cdef struct Node:
 
 cdef struct TextSize:
     Py_ssize_t chars  # code points (len(str))
-    Py_ssize_t visible  # code points other than " ", "\n", "\t", "\r" (extract._visible_chars)
+    Py_ssize_t visible  # code points other than " ", "\n", "\t", "\r" (chrome._visible_chars)
 
 
 cdef struct Block:
@@ -147,7 +145,6 @@ cdef class _Tree:
     cdef string texts
     cdef vector[int] open  # while filling: the elements whose children are being added
     cdef vector[int] last  # while filling: each open element's last child so far
-    cdef int max_depth  # open elements allowed while filling (0: any)
     cdef bint roles
     cdef Py_ssize_t read_limit
     cdef vector[char] regions  # main content the page marks
@@ -163,7 +160,6 @@ cdef class _Tree:
         self.found = False
         self.judged = False
         self.any_region = False
-        self.max_depth = 0
 
     # --- filling, in document order -----------------------------------------------------------
 
@@ -189,8 +185,6 @@ cdef class _Tree:
 
     cdef int open_element(self, int bits) except -1:
         cdef int index = self._add(True, bits)
-        if self.max_depth and self.open.size() >= <size_t>self.max_depth:
-            raise ValueError("markup nested beyond libxml2's depth limit")
         self.open.push_back(index)
         self.last.push_back(-1)
         return index
@@ -236,7 +230,7 @@ cdef class _Tree:
         return -1
 
     cdef TextSize _text_size(self, int top) noexcept:
-        """Size of an element's text content (extract._text_of: text below it, not its tail)."""
+        """Size of an element's text content (chrome._text_of: text below it, not its tail)."""
         cdef TextSize size
         size.chars = 0
         size.visible = 0
@@ -296,7 +290,7 @@ cdef class _Tree:
             node = self._next_within(node, 0)
 
     cdef void _judge_link_blocks(self):
-        """extract._link_only_blocks: each link counts toward its innermost link block, totals
+        """chrome._link_only_blocks: each link counts toward its innermost link block, totals
         pass outward, blocks are judged deepest first (in order of discovery within a depth)
         and one with words of its own rules out the blocks around it unread."""
         if self.judged:
@@ -496,7 +490,7 @@ cdef bint _append(string& out, const unsigned char* text, size_t length, bint sp
         elif byte >= 0xC0 and i + 1 < length:
             width = 2
             point = ((byte & 0x1F) << 6) | (text[i + 1] & 0x3F)
-        else:  # not UTF-8 (neither parser hands such text out): kept, decoded with "replace"
+        else:  # not UTF-8 (libxml2 never hands such text out): kept, decoded with "replace"
             width = 1
             point = 0xFFFD
         if Py_UNICODE_ISSPACE(point):
@@ -597,7 +591,7 @@ cdef xmlNode* _libxml2_after(xmlNode* node, xmlNode* top, bint descend) noexcept
 
 def libxml2_title(cetree._Element root not None):
     """lxml's string(root.find(".//title")): the text and CDATA below the first title element
-    under `root`, or None; a walk that stops there (ElementPath's find took 30 us a page)."""
+    under `root`, or None; a walk that stops there (cheaper than ElementPath's find)."""
     cdef xmlNode* top = root._c_node
     cdef xmlNode* node = top.children
     cdef xmlNode* inner
@@ -618,6 +612,8 @@ def libxml2_title(cetree._Element root not None):
 
 # libxml2's types and option bits, from the headers lxml ships; its functions are bound at run
 # time from lxml's own library (_load_libxml2), which exports them: the one libxml2 of the process.
+# The structs and the SAX handler's layout are those of the headers, so the reader runs only
+# against the libxml2 they came from: another one may lay them out otherwise and corrupt memory.
 cdef extern from "libxml/HTMLparser.h" nogil:
     int HTML_SAX_OPTIONS "(HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_COMPACT | XML_PARSE_HUGE)"
 
@@ -664,18 +660,51 @@ cdef void* _symbol(void* library, const char* name) except NULL:
     return found
 
 
+def _version(int number):
+    """libxml2's version number (21406) as a tuple (2, 14, 6), lxml's LIBXML_VERSION form."""
+    return number // 10000, number // 100 % 100, number % 100
+
+
+def _dotted(version):
+    return ".".join(map(str, version))
+
+
+# The libxml2 of the headers this extension was compiled with (lxml's includes).
+LIBXML2_HEADERS = _version(HEADERS_VERSION)
+
+
+cdef void* _lxml_library() except NULL:
+    import lxml.etree
+
+    return _loaded_library(lxml.etree.__file__, "lxml")
+
+
+def running_libxml2():
+    """The version of the libxml2 lxml runs on, from its own xmlParserVersion ("21406", maybe
+    followed by a suffix), as a tuple; ImportError when it cannot be read."""
+    cdef const char** found = <const char**>_symbol(_lxml_library(), b"xmlParserVersion")
+    cdef bytes text = found[0] if found[0] != NULL else b""
+    cdef Py_ssize_t digits = 0
+    while digits < len(text) and 0x30 <= text[digits] <= 0x39:
+        digits += 1
+    if digits == 0:
+        raise ImportError(f"libxml2's version {text!r} cannot be read")
+    return _version(int(text[:digits]))
+
+
 def _load_libxml2():
-    """Bind the libxml2 functions of lxml's extension (once); ImportError when it lacks them
-    (a libxml2 older than 2.13, or one whose version is not that of the headers built against)."""
+    """Bind the libxml2 functions of lxml's extension (once); ImportError when the running
+    libxml2 is not the one of the headers (LIBXML2_HEADERS) or lacks them (older than 2.13)."""
     global _libxml2_ready
     if _libxml2_ready:
         return
-    import lxml.etree
-
-    if lxml.etree.LIBXML_VERSION != lxml.etree.LIBXML_COMPILED_VERSION or (
-            lxml.etree.LIBXML_VERSION < (2, 13)):
-        raise ImportError(f"libxml2 {lxml.etree.LIBXML_VERSION} is not the parser's build")
-    cdef void* library = _loaded_library(lxml.etree.__file__, "lxml")
+    running = running_libxml2()
+    if running != LIBXML2_HEADERS:
+        raise ImportError(f"running libxml2 {_dotted(running)} differs from headers "
+                          f"{_dotted(LIBXML2_HEADERS)}")
+    if running < (2, 13):
+        raise ImportError(f"libxml2 {_dotted(running)} is older than 2.13")
+    cdef void* library = _lxml_library()
     _libxml2.new_context = <_new_context_t>_symbol(library, b"htmlNewSAXParserCtxt")
     _libxml2.read_memory = <_read_memory_t>_symbol(library, b"htmlCtxtReadMemory")
     _libxml2.free_context = <_context_t>_symbol(library, b"htmlFreeParserCtxt")
@@ -689,7 +718,7 @@ def _load_libxml2():
 cdef class _Libxml2Reader:
     """lxml's HTML parse of a page (its parser options, UTF-8 declared) as SAX events that fill a
     _Tree directly: the walk of chrome_walk over the tree libxml2 would have built, without
-    building it (its nodes' allocation and freeing were half of the parse).
+    building it (its nodes' allocation and freeing are half of the parse).
 
     The events are those libxml2's own tree builder (xmlSAX2*) receives, read the way it reads
     them: an element under the one open, text into the open element (none outside the root),
@@ -858,196 +887,6 @@ def libxml2_walk(const unsigned char[::1] data not None, bint roles, Py_ssize_t 
     if reader is None:
         reader = _READERS.reader = _Libxml2Reader()
     return (<_Libxml2Reader>reader).read(data, roles, read_limit)
-
-
-# --- lexbor (selectolax's build) ----------------------------------------------------------------
-
-ctypedef void* (*_create_t)() noexcept nogil
-ctypedef unsigned int (*_parse_t)(void* document, const char* html, size_t size) noexcept nogil
-ctypedef void* (*_node_t)(void* node) noexcept nogil
-ctypedef unsigned int (*_type_t)(void* node) noexcept nogil
-ctypedef uintptr_t (*_tag_id_t)(void* node) noexcept nogil
-ctypedef const char* (*_name_t)(void* element, size_t* length) noexcept nogil
-ctypedef const char* (*_attribute_t)(void* element, const char* name, size_t name_length,
-                                     size_t* length) noexcept nogil
-ctypedef char* (*_text_content_t)(void* node, size_t* length) noexcept nogil
-ctypedef void* (*_destroy_text_t)(void* document, char* text) noexcept nogil
-
-cdef struct _Lexbor:
-    _create_t document_create
-    _parse_t document_parse
-    _node_t document_destroy
-    _node_t first_child
-    _node_t next
-    _node_t parent
-    _type_t type
-    _tag_id_t tag_id
-    _name_t local_name
-    _attribute_t attribute
-    _text_content_t text_content
-    _destroy_text_t destroy_text
-
-cdef _Lexbor _lexbor
-cdef bint _lexbor_ready = False
-
-# lexbor's DOM node types (the DOM standard's numbers)
-cdef enum:
-    LXB_ELEMENT = 1
-    LXB_TEXT = 3
-    LXB_CDATA = 4
-
-
-def _load_lexbor():
-    """Bind lexbor's functions from selectolax's extension (once); ImportError without it."""
-    global _lexbor_ready
-    if _lexbor_ready:
-        return
-    import selectolax.lexbor
-
-    cdef void* library = _loaded_library(selectolax.lexbor.__file__, "selectolax")
-    _lexbor.document_create = <_create_t>_symbol(library, b"lxb_html_document_create")
-    _lexbor.document_parse = <_parse_t>_symbol(library, b"lxb_html_document_parse")
-    _lexbor.document_destroy = <_node_t>_symbol(library, b"lxb_html_document_destroy")
-    _lexbor.first_child = <_node_t>_symbol(library, b"lxb_dom_node_first_child_noi")
-    _lexbor.next = <_node_t>_symbol(library, b"lxb_dom_node_next_noi")
-    _lexbor.parent = <_node_t>_symbol(library, b"lxb_dom_node_parent_noi")
-    _lexbor.type = <_type_t>_symbol(library, b"lxb_dom_node_type_noi")
-    _lexbor.tag_id = <_tag_id_t>_symbol(library, b"lxb_dom_node_tag_id_noi")
-    _lexbor.local_name = <_name_t>_symbol(library, b"lxb_dom_element_local_name")
-    _lexbor.attribute = <_attribute_t>_symbol(library, b"lxb_dom_element_get_attribute")
-    _lexbor.text_content = <_text_content_t>_symbol(library, b"lxb_dom_node_text_content")
-    _lexbor.destroy_text = <_destroy_text_t>_symbol(library, b"lxb_dom_document_destroy_text_noi")
-    _lexbor_ready = True
-
-
-# lexbor numbers the HTML tags it knows from a fixed table (a few hundred ids, the same in every
-# document); another name's id is the address of its entry in the document's own tag table, which
-# is freed with the document and may be reused by a different name in the next one.
-cdef uintptr_t LEXBOR_FIXED_TAG_IDS = 0x1000
-
-
-cdef class _LexborKinds:
-    """Tag kinds by lexbor's tag id: looked up once per fixed id; a custom element's by name."""
-
-    cdef unordered_map[uintptr_t, int] known
-
-    cdef int of(self, void* node) noexcept:
-        cdef uintptr_t key = _lexbor.tag_id(node)
-        cdef unordered_map[uintptr_t, int].iterator found = self.known.find(key)
-        if found != self.known.end():
-            return deref(found).second
-        cdef size_t length = 0
-        cdef const char* name = _lexbor.local_name(node, &length)
-        cdef int bits = _kind_of_name(name, length) if name != NULL else 0
-        if key < LEXBOR_FIXED_TAG_IDS:
-            self.known[key] = bits
-        return bits
-
-
-cdef _LexborKinds _lexbor_kinds = _LexborKinds()
-
-
-cdef void* _lexbor_after(void* node, void* top, bint descend) noexcept:
-    """The node after `node` in document order inside `top`'s subtree (NULL at its end)."""
-    cdef void* found
-    if descend:
-        found = _lexbor.first_child(node)
-        if found != NULL:
-            return found
-    while node != top:
-        found = _lexbor.next(node)
-        if found != NULL:
-            return found
-        node = _lexbor.parent(node)
-    return NULL
-
-
-cdef str _lexbor_title(void* document, void* top):
-    """The text of the first title element below `top` (lxml's find(".//title")), or None."""
-    cdef void* node = top
-    cdef size_t length = 0
-    cdef char* text
-    while node != NULL:
-        if _lexbor.type(node) == LXB_ELEMENT and _lexbor_kinds.of(node) & TITLE:
-            text = _lexbor.text_content(node, &length)
-            if text == NULL:
-                return ""
-            title = PyUnicode_DecodeUTF8(text, length, "replace")
-            _lexbor.destroy_text(document, text)
-            return title
-        node = _lexbor_after(node, top, True)
-    return None
-
-
-cdef int _fill_from_lexbor(_Tree tree, void* document, void* top) except -1:
-    """Copy lexbor's tree below `top` (the html element) into `tree`, invisible elements out."""
-    cdef void* node = top
-    cdef void* child
-    cdef unsigned int kind
-    cdef int bits, index
-    cdef size_t length
-    cdef const char* value
-    cdef char* text
-    while node != NULL:
-        kind = _lexbor.type(node)
-        if kind == LXB_ELEMENT:
-            bits = _lexbor_kinds.of(node)
-            if not bits & INVISIBLE:
-                index = tree.open_element(bits)
-                if tree.roles:
-                    length = 0
-                    value = _lexbor.attribute(node, b"role", 4, &length)
-                    if value != NULL:
-                        tree.nodes[index].role = _role_of(value[:length])
-                child = _lexbor.first_child(node)
-                if child != NULL:
-                    node = child
-                    continue
-                tree.close_element()
-        elif kind == LXB_TEXT or kind == LXB_CDATA:
-            length = 0
-            text = _lexbor.text_content(node, &length)
-            if text != NULL:
-                tree.add_text(text, length)
-                _lexbor.destroy_text(document, text)
-        while node != top and _lexbor.next(node) == NULL:  # every element climbed was opened
-            node = _lexbor.parent(node)
-            tree.close_element()
-        node = NULL if node == top else _lexbor.next(node)
-    return 0
-
-
-def lexbor_walk(const unsigned char[::1] data not None, bint roles, Py_ssize_t read_limit):
-    """(walk, title or None) of UTF-8 markup parsed by lexbor: the walk of chrome_walk, the
-    title's text as it stands. ValueError for markup nested beyond libxml2's depth limit (the
-    caller reads such pages as it does after lxml), MemoryError when lexbor fails."""
-    _load_lexbor()
-    cdef _Tree tree = _Tree(roles, read_limit)
-    tree.max_depth = MAX_DEPTH
-    cdef void* document = _lexbor.document_create()
-    if document == NULL:
-        raise MemoryError("lexbor could not create a document")
-    cdef void* top
-    cdef const char* markup = b""
-    if data.shape[0]:
-        markup = <const char*>&data[0]
-    cdef unsigned int status
-    try:
-        with nogil:
-            status = _lexbor.document_parse(document, markup, <size_t>data.shape[0])
-        if status != 0:
-            raise MemoryError(f"lexbor could not parse the page (status {status})")
-        # the html element: the document's first element child (lxml's root)
-        top = _lexbor.first_child(document)  # a document starts with its node: the same pointer
-        while top != NULL and _lexbor.type(top) != LXB_ELEMENT:
-            top = _lexbor.next(top)
-        if top == NULL:
-            return tree, None
-        title = _lexbor_title(document, top)
-        _fill_from_lexbor(tree, document, top)
-    finally:
-        _lexbor.document_destroy(document)
-    return tree, title
 
 
 def markup_facts(const unsigned char[::1] data not None, Py_ssize_t max_tags,

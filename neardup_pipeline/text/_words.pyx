@@ -229,7 +229,7 @@ cdef void _fold_from(const _Source* chars, Py_ssize_t length, int kind, void* ou
 
 def casefold(str text not None):
     """text.casefold(), the same str, by a table: CPython's fold asks the Unicode database about
-    each character of a non-ASCII text (44 -> 10 us on a 7,600-character page of the manual)."""
+    each character of a non-ASCII text; the table is one read per character."""
     if PyUnicode_IS_ASCII(text):
         return text.casefold()  # CPython's own ASCII loop
     if _FOLD is NULL:

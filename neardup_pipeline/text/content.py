@@ -1,11 +1,11 @@
 """Main content of a page (the article, not its site chrome) with the chromeless page as fallback.
 
 trafilatura (maintained, lxml-based) finds the main text; when it finds too little, compared with
-the page without its chrome (extract.drop_chrome), that text is used instead, so an unusual layout
-never loses its text. Compared with the whole page, a short article under a big menu was "too
-little" and fell back to the menu and all. Site chrome (navigation, sidebars, footers) is what
-makes distinct pages of one site look alike and syndicated copies of one article look different;
-removing it helps both ways.
+the page without its chrome (chrome.drop_chrome), that text is used instead, so an unusual layout
+never loses its text. Compared with the whole page instead, a short article under a big menu
+would be "too little" and fall back to the menu and all. Site chrome (navigation, sidebars,
+footers) is what makes distinct pages of one site look alike and syndicated copies of one article
+look different; removing it helps both ways.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import re
 
-from neardup_pipeline.text.extract import DEFAULT_MAX_TAGS, ExtractedText, decode_html, html_to_text
+from neardup_pipeline.text.decode import decode_html
+from neardup_pipeline.text.extract import DEFAULT_MAX_TAGS, ExtractedText, html_to_text
 
 # Pages above this size skip main-content detection (its cost grows with the tree) and are read
 # whole: boilerplate matters little against that much text.

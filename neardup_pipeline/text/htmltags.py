@@ -1,5 +1,5 @@
 """The HTML vocabulary of text extraction: which elements are invisible, which separate words,
-and which are site chrome. One table for both walks of a page's tree (extract.py's Python walk
+and which are site chrome. One table for both walks of a page's tree (chrome.py's Python walk
 and the C++ one in _textwalk.pyx), so they cannot drift apart."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ BLOCK_TAGS: tuple[str, ...] = (
     "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul",
     "body", "html", "img", "input", "button", "select", "textarea", "label",
 )
-# Site chrome (see extract.drop_chrome): the landmarks HTML and ARIA define as not the page's own
+# Site chrome (see chrome.drop_chrome): the landmarks HTML and ARIA define as not the page's own
 # content, and blocks whose every word is link text (menus, breadcrumbs, link rows, tables of
 # contents).
 LANDMARK_TAGS: tuple[str, ...] = ("nav", "aside", "menu")

@@ -1,1 +1,1 @@
-"""verdict"""
+"""Fingerprints -> verdicts: the Deduplicator (deduplicator.py) and what it builds on."""

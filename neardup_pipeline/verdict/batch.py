@@ -2,7 +2,7 @@
 msearch), then decide each document in order exactly as `Deduplicator.process` would.
 
 Two read-through views let the one-document path reuse the batch's work, so there is one place
-that decides (verdict.py) and the verdicts cannot drift apart:
+that decides (deduplicator.py) and the verdicts cannot drift apart:
 - `PrefetchedIndex` answers `candidates(keys)` from the batch lookup, corrected by the documents
   recorded since: those are authoritative for their ids (like the Elasticsearch write cache), so
   a document earlier in the batch is a candidate for a later one. Everything else goes to the
@@ -18,7 +18,7 @@ from typing import Any
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, Membership, memberships
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.methods.rarewords import CorpusStats
+from neardup_pipeline.methods.contract import CorpusStats
 
 FrozenKeys = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -96,4 +96,4 @@ class PrefetchedFingerprints(Fingerprinter):
 def batchable(fingerprinter: Fingerprinter) -> bool:
     """False when a signature depends on the index (rarewords' DF changes as pages are
     recorded): fingerprinting a whole batch up front would then change the verdicts."""
-    return not any(hasattr(m, "complete") for m in fingerprinter.methods.values())
+    return not any(c.completes is not None for c in fingerprinter.capabilities.values())

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -14,105 +14,25 @@ from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index.base import (
     FingerprintIndex,
     IndexEntry,
-    Membership,
     candidates_many,
     cluster_of,
     memberships,
     to_original_meta,
 )
-from neardup_pipeline.methods.rarewords import RarewordsMethod, WarmupReplay
 from neardup_pipeline.verdict.batch import (
     PrefetchedFingerprints,
     PrefetchedIndex,
     batchable,
     freeze,
 )
+from neardup_pipeline.verdict.pruning import beyond_reach, cluster_queues
+from neardup_pipeline.verdict.recrawl import ClusterMove, cluster_members, move_cluster
+from neardup_pipeline.verdict.verdict import Verdict
+from neardup_pipeline.verdict.warmup_replay import WarmupReplay
 
-VerdictStatus = Literal["ok", "no_text", "error", "unchecked"]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What neardup decided about one document, and why."""
-
-    doc_id: str
-    status: VerdictStatus
-    duplicate_of: str | None = None
-    similarity: float | None = None
-    method: str | None = None
-    cluster: str | None = None  # id of the group's original (the document itself when new)
-    scores: dict[str, float] = field(default_factory=dict)  # best similarity per method
-    candidates: int = 0
-    verified: int = 0  # candidates compared signature by signature (verdict_for)
-    reason: str = ""
-    # similarity per method to the cluster's original, and that original's content hash, when
-    # they were compared: stored with the page, so later lookups can skip it (beyond_reach)
-    to_original: dict[str, float] = field(default_factory=dict)
-    original_hash: str | None = None
-
-    @property
-    def is_duplicate(self) -> bool:
-        return self.duplicate_of is not None
-
-
-@dataclass(frozen=True)
-class ClusterMove:
-    """Re-crawl: a cluster's original changed and left it; its members now follow `new_cluster`."""
-
-    old_cluster: str
-    new_cluster: str  # the member seen first, promoted to original
-    members: tuple[str, ...]
-
+__all__ = ["ClusterMove", "Deduplicator", "Verdict"]  # Verdict and ClusterMove: its results
 
 _DECODE_CACHE_SIZE = 2_000  # bounds memory: a 4,096-word bag decodes to ~50 KB
-
-
-def judge(method: Any, a: Any, b: Any) -> tuple[float, bool]:
-    """(similarity, near-duplicate?) of two signatures, in one pass where the method has one."""
-    one_pass = getattr(method, "judge", None)
-    if one_pass is not None:
-        return cast("tuple[float, bool]", one_pass(a, b))
-    return method.similarity(a, b), method.is_duplicate(a, b)
-
-
-def _cluster_queues(clusters: dict[str, str], own_id: str) -> dict[str, list[str]]:
-    """Candidates grouped by cluster, in the order they are verified: clusters by id, each
-    with its original first, then its other members by id. The page's own cluster (its
-    copies, recorded when it was first seen) is left out."""
-    queues: dict[str, list[str]] = {}
-    for doc_id, cluster in sorted(clusters.items()):
-        if cluster != own_id:
-            queues.setdefault(cluster, []).append(doc_id)
-    for cluster, members in queues.items():
-        if cluster in members:
-            members.remove(cluster)
-            members.insert(0, cluster)
-    return dict(sorted(queues.items()))
-
-
-_PRUNE_SLACK = 0.01  # stored bag weights are rounded to float16: bounds keep this margin
-
-
-def beyond_reach(
-    page_to_original: Mapping[str, float],
-    original_hash: str | None,
-    member: Membership,
-    floors: Mapping[str, float | None],
-) -> bool:
-    """True when no method can call the page a duplicate of `member`, by the triangle inequality
-    through the cluster's original: d(page, member) >= d(page, original) - d(member, original),
-    with d = 1 - similarity a metric for each method with a `metric_floor`. Every method must
-    be ruled out; one without a floor, or without both similarities, never is. The member's
-    similarity must have been measured against the original's present content."""
-    if not floors or original_hash is None or member.original_hash != original_hash:
-        return False
-    for name, floor in floors.items():
-        page, known = page_to_original.get(name), member.to_original.get(name)
-        if floor is None or page is None or known is None:
-            return False
-        if (1.0 - page) - (1.0 - known) <= (1.0 - floor) + _PRUNE_SLACK:
-            return False
-    return True
 
 
 @dataclass(frozen=True)
@@ -139,9 +59,10 @@ class Deduplicator:
         index.ensure_params(self.fingerprinter.params())
         # doc id -> (stored signatures, decoded): see _decoded
         self._decode_cache: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-        self._replays = [  # rarewords stream warm-up: young profiles are redone once, at its end
-            WarmupReplay(name, m) for name, m in self.fingerprinter.methods.items()
-            if isinstance(m, RarewordsMethod)
+        self._replays = [  # stream warm-up (rarewords): young profiles are redone once, at its end
+            WarmupReplay(name, caps.warms_up)
+            for name, caps in self.fingerprinter.capabilities.items()
+            if caps.warms_up is not None
         ]
         # Re-crawl: the stored entry of the page last checked (fetched with its candidates) and
         # the cluster move its changed content caused, if any (the pipeline mirrors it in pages).
@@ -169,7 +90,7 @@ class Deduplicator:
         ids = self.index.candidates(fp.keys)
         ids.discard(fp.doc_id)  # a page is never its own duplicate
         belongs = memberships(self.index, ids)
-        queues = _cluster_queues({i: m.cluster for i, m in belongs.items()}, fp.doc_id)
+        queues = cluster_queues({i: m.cluster for i, m in belongs.items()}, fp.doc_id)
         stored = self.index.get([*(members[0] for members in queues.values()), fp.doc_id])
         self._previous = (fp.doc_id, stored.pop(fp.doc_id, None))  # its own entry: re-crawl
         scores: dict[str, float] = {}
@@ -184,8 +105,8 @@ class Deduplicator:
                 matches[cluster] = match
             if entry is not None and members[0] == cluster and sims:
                 originals[cluster] = (sims, entry.meta.get("content_hash"))
-        floors = {name: getattr(method, "metric_floor", lambda: None)()
-                  for name, method in self.fingerprinter.methods.items()
+        floors = {name: caps.metric_floor
+                  for name, caps in self.fingerprinter.capabilities.items()
                   if name in fp.signatures}
         unmatched = {
             cluster: [m for m in members[1:] if cluster not in originals
@@ -234,15 +155,14 @@ class Deduplicator:
         best: _Match | None = None
         exact_only = self._too_short(fp, entry)
         twins: bool | None = None  # asked once, and only of a pair some method matches
-        for name, method in self.fingerprinter.methods.items():
+        for name, caps in self.fingerprinter.capabilities.items():
             if name not in cand_sigs or name not in fp.signatures:
                 continue
-            sim, duplicate = judge(method, fp.signatures[name], cand_sigs[name])
+            sim, duplicate = caps.judge(fp.signatures[name], cand_sigs[name])
             sims[name] = sim
             scores[name] = max(scores.get(name, 0.0), sim)
-            warming_up = getattr(method, "warming_up", None)  # DF too young to decide on
-            if warming_up is not None and warming_up(fp.signatures[name]):
-                continue
+            if caps.warms_up is not None and caps.warms_up.warming_up(fp.signatures[name]):
+                continue  # DF too young to decide on
             if exact_only and entry.meta.get("content_hash") != fp.content_hash:
                 continue
             if duplicate and (best is None or sim > best.similarity):
@@ -255,16 +175,15 @@ class Deduplicator:
     def _template_twins(self, fp: Fingerprint, cand_sigs: dict[str, Any]) -> bool:
         """Whether a method that can tell (the bag: subject.py) finds the two pages to be template
         twins: distinct pages, whatever any method's similarity."""
-        for name, method in self.fingerprinter.methods.items():
-            twins = getattr(method, "twins", None)
-            if twins is not None and name in cand_sigs and name in fp.signatures \
-                    and twins(fp.signatures[name], cand_sigs[name]):
+        for name, caps in self.fingerprinter.capabilities.items():
+            if caps.finds_twins is not None and name in cand_sigs and name in fp.signatures \
+                    and caps.finds_twins.twins(fp.signatures[name], cand_sigs[name]):
                 return True
         return False
 
     def _too_short(self, fp: Fingerprint, entry: IndexEntry) -> bool:
-        """Either side has fewer than min_near_words words (entries stored before the word
-        count was kept count as long)."""
+        """Either side has fewer than min_near_words words (an entry without a stored word
+        count counts as long)."""
         floor = self.fingerprinter.config.min_near_words
         stored = entry.meta.get("words")
         return fp.word_count < floor or (isinstance(stored, int) and stored < floor)
@@ -306,16 +225,17 @@ class Deduplicator:
 
     def count_words(self, fp: Fingerprint) -> None:
         """Add a checked document's distinct words to the index's DF (a re-add replaces them)."""
-        for name, method in self.fingerprinter.methods.items():
-            corpus_words = getattr(method, "corpus_words", None)
-            words = corpus_words(fp.signatures[name]) if corpus_words is not None else None
+        for name, caps in self.fingerprinter.capabilities.items():
+            learns = caps.learns_words
+            words = learns.corpus_words(fp.signatures[name]) if learns is not None else None
             if words is not None:
                 self.index.add_document_frequencies(fp.doc_id, words.tolist())
                 return
 
     def learn(self, doc: Document) -> None:
         """Batch mode's first pass: count `doc`'s words in DF only (no lookup, no verdict)."""
-        if not any(hasattr(m, "corpus_words") for m in self.fingerprinter.methods.values()):
+        capabilities = self.fingerprinter.capabilities.values()
+        if not any(caps.learns_words is not None for caps in capabilities):
             return
         words = self.fingerprinter.normalizer.words(self.fingerprinter.text_of(doc)[0]).words
         if len(words) >= self.config.min_tokens:
@@ -351,36 +271,10 @@ class Deduplicator:
             old_hash is None and old.signatures == self.fingerprinter.encode(fp)
         ):
             return None
-        members = self._members(fp.doc_id, old)
+        members = cluster_members(self.index, fp.doc_id, old)
         if not members or self._matches_any(fp, members.values()):
             return None
-        root = min(members.values(), key=lambda e: (float(e.meta.get("added") or 0), e.doc_id))
-        for entry in members.values():
-            meta = {**entry.meta, "cluster": root.doc_id}
-            meta.pop("to_original", None)  # measured against the original that left
-            if entry.doc_id == root.doc_id:
-                meta.update(duplicate_of=None, similarity=None, method=None)
-            elif meta.get("duplicate_of") == fp.doc_id:
-                meta["duplicate_of"] = root.doc_id
-            self.index.add(IndexEntry(entry.doc_id, entry.signatures, entry.keys, meta))
-        return ClusterMove(fp.doc_id, root.doc_id, tuple(sorted(members)))
-
-    def _members(
-        self, cluster: str, root: IndexEntry, limit: int = 100_000
-    ) -> dict[str, IndexEntry]:
-        """Entries labelled `cluster`: each joined by sharing a key with an earlier member, so a
-        walk over shared keys from the original reaches all of them (no cluster lookup needed)."""
-        found: dict[str, IndexEntry] = {}
-        seen = {cluster}
-        frontier = [root]
-        while frontier and len(seen) < limit:
-            ids = self.index.candidates(frontier.pop().keys) - seen
-            seen |= ids
-            for cand_id, entry in self.index.get(ids).items():
-                if cluster_of(entry) == cluster:
-                    found[cand_id] = entry
-                    frontier.append(entry)
-        return found
+        return move_cluster(self.index, fp.doc_id, members)
 
     def _matches_any(self, fp: Fingerprint, entries: Iterable[IndexEntry]) -> bool:
         """True when `fp` is a near-duplicate of one of `entries` under some method."""

@@ -16,8 +16,7 @@ from neardup_pipeline.errors import MappingNotFound
 
 __all__ = ["MappingNotFound", "load_mapping", "mapping_names"]
 
-_SOURCE_DIR = Path(__file__).resolve().parent.parent / "es_mappings"
-
+_SOURCE_DIR = Path(__file__).resolve().parents[3] / "es_mappings"  # the source checkout's top
 
 
 def _read(name: str) -> str | None:

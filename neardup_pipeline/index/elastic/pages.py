@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from elasticsearch import ApiError, helpers
 
 from neardup_pipeline.errors import IndexFailure
-from neardup_pipeline.index.elastic.store import es_id
+from neardup_pipeline.index.elastic.documents import es_id
 from neardup_pipeline.report.stats import PageRecord, Summary
 from neardup_pipeline.verdict.canonical import Candidate, CanonicalPolicy, choose, prefer
 

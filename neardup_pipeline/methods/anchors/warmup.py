@@ -21,7 +21,8 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, Membership, memberships
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.methods.anchors.model import AnchorModel, fit, fit_settings, normalizer_for
+from neardup_pipeline.methods.anchors.fit import fit, fit_settings
+from neardup_pipeline.methods.anchors.model import AnchorModel, normalizer_for
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 
 
@@ -59,8 +60,17 @@ class _WarmupView:
     def close(self) -> None:
         """The real index belongs to the caller."""
 
-    def __getattr__(self, name: str) -> Any:  # optional index features (document frequency)
-        return getattr(self.index, name)
+    # Document frequency is the real index's: the other methods count and read it there.
+    def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
+        self.index.add_document_frequencies(doc_id, word_hashes)
+
+    def document_frequencies(
+        self, word_hashes: Iterable[int], exclude: str | None = None
+    ) -> dict[int, int]:
+        return self.index.document_frequencies(word_hashes, exclude)
+
+    def document_count(self, exclude: str | None = None) -> int:
+        return self.index.document_count(exclude)
 
 
 @dataclass(frozen=True)

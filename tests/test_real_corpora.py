@@ -1,10 +1,11 @@
-"""Verdicts on real pages nobody here wrote (../shared/data): floors measured, not tuned to pass.
+"""Verdicts on real pages nobody here wrote (tests/data): floors measured, not tuned to pass.
 
-Measured with simhash (64 bits, 3-word shingles, k = 3) when this test was written:
-PostgreSQL 15.18 vs 15.20 (2,334 pages): pairwise precision 1.0000, recall 0.9760, 0 false pairs.
-Installation guide, English (731 pages, 100 title groups as the data's README defines them,
-benchmarks.corpora.guide_groups): precision 0.9989, recall 0.66 (the groups include
-cross-architecture pairs whose texts share under half their shingles).
+Measured with simhash (64 bits, 3-word shingles, k = 3):
+PostgreSQL 15.18 vs 15.20, the sample's 1,558 pages: pairwise precision 1.0000, recall 0.965, no
+false pair (66 of its 779 pairs are edited pages; over all 2,334 pages of ../shared/data, 94 of
+1,167: recall 0.976). Installation guide, English (731 pages, 100 title groups as the data's
+README defines them): precision 0.9995, recall 0.67 (the groups include cross-architecture pairs
+whose texts share under half their shingles).
 """
 
 from __future__ import annotations
@@ -12,15 +13,10 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable
-from pathlib import Path
 
-import pytest
-
-from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.index import MemoryIndex
-
-pytestmark = pytest.mark.shared_data
+from tests.corpora import Page, installation_guide_pages, postgresql_pages
 
 
 def clusters_of(pages: Iterable[Page]) -> dict[str, str]:
@@ -41,24 +37,24 @@ def invert(mapping: dict[str, str]) -> dict[str, list[str]]:
     return groups
 
 
-def test_postgresql_releases(shared_data: Path) -> None:
+def test_postgresql_releases() -> None:
     pages = postgresql_pages()
     predicted = pairs(invert(clusters_of(pages)))
     gold = pairs(invert({p.doc_id: p.group for p in pages}))
     identical = {pair for pair in gold if postgresql_row(pages, pair[0])["text_identical"] == "1"}
-    assert len(identical) == 1073
+    assert len(identical) == 713
     assert identical <= predicted  # every text-identical pair is caught
     precision = len(predicted & gold) / len(predicted)
     recall = len(predicted & gold) / len(gold)
     assert precision >= 0.999
-    assert recall >= 0.97
+    assert recall >= 0.95
 
 
 def postgresql_row(pages: tuple[Page, ...], doc_id: str) -> dict[str, str]:
     return next(p.info for p in pages if p.doc_id == doc_id)
 
 
-def test_installation_guide_english(shared_data: Path) -> None:
+def test_installation_guide_english() -> None:
     pages = [p for p in installation_guide_pages() if p.info["lang"] == "en"]
     clusters = clusters_of(pages)
     fingerprinter = Fingerprinter(NearDupConfig(methods=("simhash",)))
@@ -73,7 +69,7 @@ def test_installation_guide_english(shared_data: Path) -> None:
     assert len(predicted & gold) / len(predicted) >= 0.99
 
 
-def test_guide_groups_are_the_datas_title_keys(shared_data: Path) -> None:
+def test_guide_groups_are_the_datas_title_keys() -> None:
     """(lang, title_key), as the data's README says: a section titled after its architecture is
     a group per architecture, every other section one group across the nine."""
     pages = [p for p in installation_guide_pages() if p.info["lang"] == "en"]

@@ -1,0 +1,159 @@
+"""`neardup dedup CORPUS.jsonl`: one verdict line per document, in input order."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from neardup_pipeline.cli.anchors import dedup_fingerprinter
+from neardup_pipeline.cli.inputs import open_input, open_output, parse_document
+from neardup_pipeline.cli.options import add_method_options, at_least, config_from_args
+from neardup_pipeline.errors import ConfigError, FingerprintCrash, InputError
+from neardup_pipeline.fingerprint import Document, Fingerprint
+from neardup_pipeline.index import open_index
+from neardup_pipeline.parallel.offload import FingerprintWorkers, can_offload
+from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    dedup = sub.add_parser("dedup", help="flag near-duplicates in a JSONL corpus, in input order")
+    dedup.add_argument(
+        "input", type=Path, help="JSONL: one {id, html|text, url?} per line ('-': stdin)"
+    )
+    dedup.add_argument("-o", "--output", type=Path, help="JSONL verdicts (default: stdout)")
+    add_method_options(dedup)
+    dedup.add_argument(
+        "--backend", default="memory", help="memory (default), sqlite:PATH or http(s)://host:9200"
+    )
+    dedup.add_argument(
+        "--fingerprint-index", default="neardup-fingerprints", help="Elasticsearch index name"
+    )
+    dedup.add_argument(
+        "--df-pass", action="store_true",
+        help="rarewords batch mode: count document frequencies over the whole input first",
+    )
+    dedup.add_argument(
+        "--batch", type=at_least(1), default=100, metavar="N",
+        help="look up N documents in one request (Elasticsearch msearch); same verdicts "
+        "(default: 100; 1: one at a time)",
+    )
+    dedup.add_argument(
+        "--processes", type=at_least(0), default=0, metavar="N",
+        help="fingerprint in N child processes while this one does the lookups, in input order "
+        "(simhash, minhash, bag, auto); same verdicts (default: 0, all in this process)",
+    )
+    dedup.add_argument(
+        "--warmup", type=int, default=100,
+        help="rarewords stream mode: no rarewords verdict until DF holds this many documents",
+    )
+    dedup.set_defaults(func=cmd_dedup)
+
+
+def cmd_dedup(args: argparse.Namespace) -> int:
+    config = config_from_args(
+        args, backend=args.backend, fingerprint_index=args.fingerprint_index,
+        rarewords_warmup=0 if args.df_pass else args.warmup,  # batch: DF complete from the start
+    )
+    if args.df_pass and str(args.input) == "-":
+        raise ConfigError("--df-pass reads the input twice: give a file, not stdin")
+    if args.processes and not can_offload(config):
+        raise ConfigError("--processes needs methods that fingerprint without the index "
+                          "(simhash, minhash, bag, auto)")
+    index = open_index(config.backend, config)
+    bad_lines = 0
+    workers = FingerprintWorkers(config, args.processes) if args.processes else None
+    try:
+        dedup = Deduplicator(index, config, dedup_fingerprinter(config, args.input))
+        if args.df_pass:  # rarewords batch mode: DF of every readable document first
+            learn_frequencies(dedup, args.input)
+        with open_output(args.output) as out, open_input(args.input) as lines:
+            progress = tqdm(lines, unit=" docs", disable=not sys.stderr.isatty(), file=sys.stderr)
+
+            def emit(batch: list[Document], fingerprints: list[Fingerprint] | None) -> None:
+                verdicts = dedup.process_batch(batch, fingerprints)
+                for doc, verdict in zip(batch, verdicts, strict=True):
+                    record = verdict_record(verdict)
+                    if doc.url:
+                        record["url"] = doc.url  # for `neardup report` and people reading it
+                    out.write(json.dumps(record, ensure_ascii=False))
+                    out.write("\n")
+
+            def batches() -> Iterator[list[Document]]:
+                nonlocal bad_lines
+                batch: list[Document] = []
+                for number, line in enumerate(progress, start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        batch.append(parse_document(line))
+                    except InputError as exc:
+                        bad_lines += 1
+                        print(f"neardup: {args.input}:{number}: {exc}", file=sys.stderr)
+                        continue
+                    if len(batch) >= args.batch:
+                        yield batch
+                        batch = []
+                if batch:
+                    yield batch
+
+            if workers is None:
+                for batch in batches():
+                    emit(batch, None)
+            else:  # the children fingerprint batch n + 1 while this process decides batch n
+                pending: tuple[list[Document], Callable[[], list[Fingerprint]]] | None = None
+                for batch in batches():
+                    started = (batch, workers.submit_many(batch))
+                    if pending is not None:
+                        emit(pending[0], _fingerprints_of(pending[1]))
+                    pending = started
+                if pending is not None:
+                    emit(pending[0], _fingerprints_of(pending[1]))
+        index.flush()
+    finally:
+        if workers is not None:
+            workers.close()
+        index.close()
+    if bad_lines:
+        print(f"neardup: {bad_lines} input line(s) skipped as unreadable", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _fingerprints_of(results: Callable[[], list[Fingerprint]]) -> list[Fingerprint] | None:
+    """The children's fingerprints of a batch; None (fingerprint here) if a child died on it."""
+    try:
+        return results()
+    except FingerprintCrash as exc:
+        print(f"neardup: {exc}; fingerprinting that batch in this process", file=sys.stderr)
+        return None
+
+
+def learn_frequencies(dedup: Deduplicator, path: Path) -> None:
+    """First pass of batch mode; unreadable lines are reported by the second pass."""
+    with open_input(path) as lines:
+        for line in lines:
+            if line.strip():
+                try:
+                    dedup.learn(parse_document(line))
+                except InputError:
+                    continue
+
+
+def verdict_record(verdict: Verdict) -> dict[str, Any]:
+    """The output line of docs/design.md; `status` only for a document that was not checked."""
+    record: dict[str, Any] = {
+        "id": verdict.doc_id,
+        "duplicate_of": verdict.duplicate_of,
+        "similarity": verdict.similarity,
+        "method": verdict.method,
+        "cluster": verdict.cluster or verdict.doc_id,
+    }
+    if verdict.status != "ok":
+        record["status"] = verdict.status
+    return record

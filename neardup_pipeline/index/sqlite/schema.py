@@ -1,0 +1,139 @@
+"""The SQLite index file: its tables, connection settings, and the check that it is this layout.
+
+`docs` holds each entry's signatures and metadata as JSON; `memberships` each document's cluster
+and similarity to the cluster's original, so grouping candidates reads no signatures;
+`bands` and `doc_numbers` the lookup keys (sqlite/bands.py); `df`, `df_docs` and `df_count`
+document frequency (sqlite/df.py); `simhash_rows`, `simhash_dead` and `simhash_keyed` the
+simhash fingerprints behind the permuted tables (sqlite/simhash.py); `params` the fingerprint
+parameters and the band key hash.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from neardup_pipeline.errors import IndexFailure
+from neardup_pipeline.index.sqlite.bands import BAND_HASH
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS params (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS docs (
+    doc_id TEXT PRIMARY KEY,
+    signatures TEXT NOT NULL,
+    meta TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS memberships (
+    doc_id TEXT PRIMARY KEY,
+    cluster TEXT NOT NULL,
+    to_original TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS doc_numbers (n INTEGER PRIMARY KEY, doc_id TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS bands (
+    key INTEGER NOT NULL,
+    doc INTEGER NOT NULL,
+    PRIMARY KEY (key, doc)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS simhash_keyed (doc_id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS df (word INTEGER PRIMARY KEY, n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS df_docs (doc_id TEXT PRIMARY KEY, words BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS df_count (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS simhash_rows (
+    row INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id TEXT NOT NULL UNIQUE,
+    fp INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS simhash_dead (row INTEGER PRIMARY KEY);
+"""
+# Page cache per connection (SQLite's default is 2 MB): the key B-tree's inserts land at random
+# pages, and at 10,000 pages of a crawl a 2 MB cache sends half of them to the OS for a page.
+CACHE_KIB = 65_536
+# WAL pages before a checkpoint copies them into the file (SQLite's default: 1,000 = 4 MB). Each
+# checkpoint syncs the file; at a crawl's write rate the default synced every few commits.
+CHECKPOINT_PAGES = 10_000
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """An open connection to the index file at `path` (or ":memory:"), its tables created.
+
+    Raises IndexFailure for a file SQLite cannot read, or one written in another layout."""
+    location = path if path == ":memory:" else str(Path(path).expanduser())
+    if path != ":memory:":
+        Path(location).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        db = sqlite3.connect(
+            location, check_same_thread=False, isolation_level="DEFERRED", timeout=30.0
+        )
+    except sqlite3.DatabaseError as exc:
+        raise IndexFailure(f"cannot open SQLite index {path!r}: {exc}") from exc
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
+        _create(db, path)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise IndexFailure(f"cannot open SQLite index {path!r}: {exc}") from exc
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _create(db: sqlite3.Connection, path: str) -> None:
+    """Create the tables and record the band key hash, or refuse a file of another layout.
+
+    A new file is created under the write lock, checked again inside it, so two processes
+    opening it at once create it once; an existing one needs no lock (another connection may
+    hold the write lock for a while)."""
+    found = _band_hash(db)
+    if found is None:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            found = _band_hash(db)
+            if found is None:
+                if _holds_entries(db):
+                    raise IndexFailure(
+                        f"SQLite index {path!r} was written in an older layout this version "
+                        "cannot read; index into a new file"
+                    )
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT INTO params (name, value) VALUES ('bands', ?)", (BAND_HASH,))
+                found = BAND_HASH
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+    if found != BAND_HASH:
+        raise IndexFailure(
+            f"SQLite index {path!r} has lookup keys hashed with {found!r}, not {BAND_HASH!r}; "
+            "index into a new file"
+        )
+    db.executescript(SCHEMA)  # a table missing from a file of this layout is created empty
+    db.commit()
+
+
+def _band_hash(db: sqlite3.Connection) -> str | None:
+    """The band key hash the file records (None: a new file, or one of an older layout)."""
+    if not _has_table(db, "params"):
+        return None
+    row = db.execute("SELECT value FROM params WHERE name = 'bands'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def _holds_entries(db: sqlite3.Connection) -> bool:
+    """Whether the file holds entries: a file without the band hash that does is older."""
+    if _has_table(db, "keys"):
+        return True
+    if not _has_table(db, "docs"):
+        return False
+    return db.execute("SELECT 1 FROM docs LIMIT 1").fetchone() is not None
+
+
+def _has_table(db: sqlite3.Connection, name: str) -> bool:
+    return db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone() is not None

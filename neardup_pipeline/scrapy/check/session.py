@@ -1,0 +1,175 @@
+"""The check against an index this process opened, run on the worker thread in page order.
+
+Holds the index, the deduplicator (or the anchors warm-up standing in for it) and the pages
+index keeper. Backend capabilities are chosen here once, when the index opens.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
+from neardup_pipeline.index import open_index
+from neardup_pipeline.index.base import (
+    FingerprintIndex,
+    SupportsCounters,
+    SupportsPendingWrites,
+    SupportsPing,
+)
+from neardup_pipeline.methods.anchors.warmup import AnchorsWarmup, WarmupReport, open_deduplicator
+from neardup_pipeline.scrapy.check.base import Checked
+from neardup_pipeline.verdict.canonical import page_date
+from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
+
+if TYPE_CHECKING:
+    from neardup_pipeline.index.elastic.pages import PagesKeeper
+    from neardup_pipeline.index.elastic.store import ElasticIndex
+    from neardup_pipeline.parallel.offload import FingerprintWorkers
+
+logger = logging.getLogger(__name__)
+
+
+class IndexSession:
+    """Fingerprint, look up, decide and record one page at a time (worker thread only)."""
+
+    def __init__(self, config: NearDupConfig, workers: FingerprintWorkers | None) -> None:
+        self.config = config
+        self.workers = workers  # child processes that fingerprint, when the methods allow it
+        self.index: FingerprintIndex | None = None
+        self.dedup: Deduplicator | AnchorsWarmup | None = None
+        self.pending_writes: SupportsPendingWrites | None = None
+        self.ping: SupportsPing | None = None
+        self._counters: SupportsCounters | None = None
+        self._pages_store: ElasticIndex | None = None
+        self._pages: PagesKeeper | None = None  # made on the first page it records
+        self._warned_canonical = False
+        self._warmup_report: WarmupReport | None = None  # handed from the worker to the reactor
+        self.counts: Counter[str] = Counter()
+        self._counts_view: dict[str, int] = {}
+
+    @property
+    def unavailable(self) -> bool:
+        return False
+
+    def open(self) -> int | None:
+        self.open_index()
+        return self.count()
+
+    def open_index(self) -> None:
+        """Open the index and the deduplicator; note what the backend can do."""
+        index = open_index(self.config.backend, self.config)
+        try:
+            dedup = open_deduplicator(index, self.config)
+        except BaseException:
+            index.close()
+            raise
+        self.index, self.dedup = index, dedup
+        self.pending_writes = index if isinstance(index, SupportsPendingWrites) else None
+        self.ping = index if isinstance(index, SupportsPing) else None
+        self._counters = index if isinstance(index, SupportsCounters) else None
+        self._pages_store = _pages_store(index, self.config)
+
+    def count(self) -> int:
+        assert self.index is not None
+        return self.index.count()
+
+    @property
+    def fingerprinter(self) -> Fingerprinter:
+        assert self.dedup is not None
+        return self.dedup.fingerprinter
+
+    @property
+    def replayer(self) -> Deduplicator | None:
+        """What checks spooled pages: the deduplicator, or during the anchors warm-up the
+        other methods' (None: anchors alone cannot check anything yet)."""
+        if isinstance(self.dedup, Deduplicator):
+            return self.dedup
+        return None if self.dedup is None else self.dedup.pre
+
+    def fingerprint(
+        self, doc: Document, pending: Future[Fingerprint] | None, fingerprinter: Fingerprinter
+    ) -> Fingerprint:
+        """The page's fingerprint, from a child process when there is one."""
+        if self.workers is not None:
+            return self.workers.result(doc, pending)
+        return fingerprinter.fingerprint(doc, None)
+
+    def check(self, doc: Document, pending: Future[Fingerprint] | None) -> Checked:
+        dedup = self.dedup
+        assert dedup is not None
+        fp: Fingerprint | None
+        if self.workers is not None and isinstance(dedup, Deduplicator):
+            fp = self.fingerprint(doc, pending, dedup.fingerprinter)
+            verdict = dedup.process_fingerprint(fp, doc.url)
+        else:
+            verdict, fp = dedup.process_and_fingerprint(doc)
+        if isinstance(dedup, AnchorsWarmup) and dedup.ready:
+            self.finish_warmup()
+        return Checked(verdict, self._record_page(doc, verdict, fp))
+
+    def _record_page(self, doc: Document, verdict: Verdict, fp: Fingerprint | None) -> bool:
+        """Record a checked page in the pages index; True when it became its cluster's
+        canonical copy."""
+        store = self._pages_store
+        if store is not None and verdict.status == "ok" and fp is not None and doc.url:
+            if self._pages is None:
+                from neardup_pipeline.index.elastic.pages import PagesKeeper
+
+                self._pages = PagesKeeper(store, self.config.canonical)
+            placement = self._pages.record(  # the text the fingerprint was made from
+                verdict=verdict, url=doc.url, title=fp.title, text=fp.text,
+                date=page_date(doc.html, doc.url) if self.config.canonical == "best" else None,
+                move=self.dedup.last_move if isinstance(self.dedup, Deduplicator) else None,
+            )
+            if placement.promoted:  # a better copy: kept, its cluster's old canonical demoted
+                self.counts["canonical/promoted"] += 1
+                return True
+        elif self.config.canonical == "best" and not self._warned_canonical:
+            self._warned_canonical = True
+            logger.warning("neardup: NEARDUP_CANONICAL = 'best' needs the pages index "
+                           "(NEARDUP_PAGES_INDEX, Elasticsearch backend); copies are checked "
+                           "as with 'first'")
+        return False
+
+    @property
+    def warming_up(self) -> bool:
+        """Whether the anchors warm-up holds pages that wait for the model."""
+        return isinstance(self.dedup, AnchorsWarmup) and bool(self.dedup.pages)
+
+    def finish_warmup(self) -> None:
+        """Fit the anchors model and check the warm-up pages with it."""
+        assert isinstance(self.dedup, AnchorsWarmup)
+        self.dedup, self._warmup_report = self.dedup.finish()
+
+    def take_warmup_report(self) -> WarmupReport | None:
+        """The report of a finished warm-up, once (called on the reactor)."""
+        report, self._warmup_report = self._warmup_report, None
+        return report
+
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+
+    def snapshot(self) -> None:
+        """Copy the counts for the reactor (the backend's under `es/`)."""
+        view = {f"es/{k}": int(v) for k, v in (self._counters.counters if self._counters
+                                              else {}).items()}
+        view.update(self.counts)
+        self._counts_view = view  # one reference swap: the reactor reads a consistent dict
+
+    @property
+    def counts_view(self) -> dict[str, int]:
+        return self._counts_view
+
+
+def _pages_store(index: FingerprintIndex, config: NearDupConfig) -> ElasticIndex | None:
+    """The index that keeps the pages index (NEARDUP_PAGES_INDEX): Elasticsearch only."""
+    if not config.pages_index:
+        return None
+    from neardup_pipeline.index.elastic.store import ElasticIndex
+
+    return index if isinstance(index, ElasticIndex) else None

@@ -1,0 +1,32 @@
+"""What neardup decided about one document: the value every check returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+VerdictStatus = Literal["ok", "no_text", "error", "unchecked"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What neardup decided about one document, and why."""
+
+    doc_id: str
+    status: VerdictStatus
+    duplicate_of: str | None = None
+    similarity: float | None = None
+    method: str | None = None
+    cluster: str | None = None  # id of the group's original (the document itself when new)
+    scores: dict[str, float] = field(default_factory=dict)  # best similarity per method
+    candidates: int = 0
+    verified: int = 0  # candidates compared signature by signature (verdict_for)
+    reason: str = ""
+    # similarity per method to the cluster's original, and that original's content hash, when
+    # they were compared: stored with the page, so later lookups can skip it (beyond_reach)
+    to_original: dict[str, float] = field(default_factory=dict)
+    original_hash: str | None = None
+
+    @property
+    def is_duplicate(self) -> bool:
+        return self.duplicate_of is not None
