@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.neardup-installed
 
-.PHONY: venv lint browser test demo es clean distclean
+.PHONY: venv lint browser test unit demo es clean distclean
 
 ## venv: create .venv and install the package with its test extras, building the C++ walk
 ## (again when pyproject, setup.py or the walk change)
@@ -36,6 +36,10 @@ browser:
 # pytest's exit code 5 (no tests collected) is non-zero, so it fails the target as well.
 test: lint browser
 	$(BIN)/python tests/es_server.py -- $(BIN)/python -m pytest
+
+## unit: the fast unit tests only (no crawl, subprocess, server or Elasticsearch)
+unit: venv
+	$(BIN)/python -m pytest -m "not integration and not elasticsearch"
 
 ## demo: crawl the bundled demo site into the embedded SQLite index
 demo: venv

@@ -58,7 +58,7 @@ def band(words: int) -> str:
 
 
 def false_pairs(docs: list[tuple[str, str, int]], content: str) -> tuple[int, Counter[str]]:
-    dedup = Deduplicator(MemoryIndex(), NearDupConfig(content=content))  # type: ignore[arg-type]
+    dedup = Deduplicator(MemoryIndex(), NearDupConfig().replace(content=content))  # type: ignore[arg-type]
     clusters: dict[str, list[str]] = defaultdict(list)
     for doc_id, html, _ in docs:
         clusters[dedup.process(Document(doc_id, html=html)).cluster or doc_id].append(doc_id)

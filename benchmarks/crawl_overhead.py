@@ -40,7 +40,6 @@ two cores, the crawler, the site's server and the check share the machine.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import http.server
 import json
 import os
@@ -59,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.provenance import measured_at
 from neardup_pipeline.scrapy.crawl import serve_local
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -311,8 +311,8 @@ def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server:
         lines += [f"| {mode} | {len(shares)} | {sum(shares) / len(shares):+.1f}% "
                   f"| {min(shares):+.1f}% to {max(shares):+.1f}% |"
                   for mode, shares in overheads.items()]
-    return (f"{dt.date.today().isoformat()}: {pages:,}-page site on 127.0.0.1 served by {server}, "
-            f"CONCURRENT_REQUESTS={concurrency}, {os.cpu_count()} cores\n\n" + "\n".join(lines))
+    return (f"{measured_at()}: {pages:,}-page site on 127.0.0.1 served by {server}, "
+            f"CONCURRENT_REQUESTS={concurrency}\n\n" + "\n".join(lines))
 
 
 def _per_page(seconds: float | None, pages: int) -> str:

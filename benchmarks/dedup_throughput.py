@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import platform
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import Page, postgresql_pages
+from benchmarks.provenance import measured_at
 
 
 def write_corpus(pages: tuple[Page, ...], path: Path) -> None:
@@ -54,6 +54,14 @@ def score(output: Path, pages: tuple[Page, ...]) -> tuple[float, float, int]:
     return precision, true_positive / len(truth), len(got - truth)
 
 
+def drop_index(es_url: str, index: str) -> None:
+    """Delete the fingerprint index one run made: the server is the user's, not the benchmark's."""
+    from elasticsearch import Elasticsearch
+
+    with Elasticsearch(es_url) as client:
+        client.options(ignore_status=404).indices.delete(index=index)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--es-url", help="Elasticsearch URL to include that backend")
@@ -68,8 +76,8 @@ def main() -> int:
         backends = {"memory": "memory", "sqlite": f"sqlite:{Path(tmp) / 'fp.sqlite'}"}
         if args.es_url:
             backends["elasticsearch"] = args.es_url
-        print(f"{len(pages)} pages, {corpus.stat().st_size / 1e6:.1f} MB of HTML; "
-              f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
+        print(f"{measured_at()}: {len(pages)} pages, "
+              f"{corpus.stat().st_size / 1e6:.1f} MB of HTML")
         print(f"method {args.method}")
         print("| backend | processes | docs/s | seconds | precision | recall | false pairs |")
         print("|---|---|---|---|---|---|---|")
@@ -80,13 +88,16 @@ def main() -> int:
             command = [sys.executable, "-m", "neardup_pipeline", "dedup", str(corpus),
                        "--method", args.method, "--backend", spec, "-o", str(output),
                        "--processes", str(processes)]
-            env = None
+            index = f"neardup-fingerprints-bench-{uuid.uuid4().hex[:8]}"
             if name == "elasticsearch":
-                suffix = uuid.uuid4().hex[:8]
-                command += ["--fingerprint-index", f"neardup-fingerprints-bench-{suffix}"]
+                command += ["--fingerprint-index", index]
             start = time.perf_counter()
-            subprocess.run(command, check=True, env=env)
-            seconds = time.perf_counter() - start
+            try:
+                subprocess.run(command, check=True)
+                seconds = time.perf_counter() - start
+            finally:
+                if name == "elasticsearch":
+                    drop_index(args.es_url, index)
             precision, recall, false_pairs = score(output, pages)
             print(f"| {name} | {processes} | {len(pages) / seconds:,.0f} "
                   f"| {seconds:.1f} "

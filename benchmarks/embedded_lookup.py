@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sqlite3
 import sys
 import tempfile
@@ -29,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.provenance import measured_at
 from neardup_pipeline import NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import SqliteIndex
@@ -180,8 +179,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         lines = tables_alone(args.n, args.queries, Path(tmp))
         lines += ["", *sqlite_compare(args.m, args.queries, Path(tmp))] if args.m else []
-    print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"numpy {np.__version__}, SQLite {sqlite3.sqlite_version}\n")
+    print(f"{measured_at()}; numpy {np.__version__}, SQLite {sqlite3.sqlite_version}\n")
     print("\n".join(lines))
     return 0
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 import uuid
@@ -26,6 +25,7 @@ from elasticsearch import ApiError, Elasticsearch, helpers
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.provenance import measured_at
 from neardup_pipeline.index.elastic.store import ElasticIndex
 from neardup_pipeline.methods.simhash import block_keys
 
@@ -139,8 +139,7 @@ def main() -> int:
             client.options(ignore_status=404).indices.delete(index=name)
         index.close()
 
-    print(f"\n{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"Elasticsearch {server}")
+    print(f"\n{measured_at()}; Elasticsearch {server}")
     print(f"index {name}: {stored:,} fingerprints, {stats['store']['size_in_bytes'] / 2**20:.0f} "
           f"MiB, {stats['segments']['count']} segments; load {load_s:.0f} s "
           f"({args.n / load_s if load_s else 0:,.0f} docs/s)")

@@ -10,9 +10,9 @@ MIN_WORDS words, every chosen original is written once as itself and once per ed
 - `chrome`        the page's <body> wrapped in another page's chrome: a navigation list made of
                   that page's link texts, a sidebar of its headings, and a footer paragraph
 
-`--source apache2-doc` draws the originals from pages no default was tuned on instead: the English
-pages of the newest Debian `apache2-doc` (fetched by benchmarks/peers.py's `apt-get download`
-into its cache), each edited with words and chrome of other pages of that manual.
+`--source apache2-doc` draws the originals from pages outside the calibration set instead: the
+English pages of the newest Debian `apache2-doc` (fetched by benchmarks/peers.py's `apt-get
+download` into its cache), each edited with words and chrome of other pages of that manual.
 
 Output: DOCS.jsonl lines {"id", "html", "url"} and GOLD.jsonl lines {"id", "group", "kind"}, where
 group is the original's id: every variant is a near-duplicate of its original, and pages of

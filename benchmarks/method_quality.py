@@ -21,9 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
+from benchmarks.provenance import measured_at
 from neardup_pipeline import Deduplicator, Document, Fingerprint, Fingerprinter, NearDupConfig
 from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.methods.anchors.fit import fit, fit_settings
+from neardup_pipeline.methods.anchors.fit import fit
+from neardup_pipeline.methods.anchors.model import FitSettings
 from neardup_pipeline.methods.minhash import jaccard
 
 GOLD_THRESHOLD = 0.8
@@ -63,7 +65,8 @@ def fit_anchors(name: str, pages: Sequence[Page], config: NearDupConfig) -> Fing
     texts = [extractor.text_of(Document(p.doc_id, html=p.html))[0] for p in pages]
     words = [extractor.normalizer.words(text).words for text in texts]
     prepared = time.perf_counter()
-    model = fit(words, fit_settings(config), extractor.normalizer.params())
+    settings = FitSettings(min_bits=config.anchors.min_bits)  # the fit command's defaults
+    model = fit(words, settings, extractor.normalizer.params())
     print(f"<!-- anchors model for {name}: {len(model.words)} words, coverage "
           f"{model.stats['coverage']}, fit {time.perf_counter() - prepared:.2f}s on {len(pages)} "
           f"pages (+{prepared - start:.1f}s extraction and normalisation) -->",
@@ -72,7 +75,8 @@ def fit_anchors(name: str, pages: Sequence[Page], config: NearDupConfig) -> Fing
 
 
 def run(methods: list[str], config_extra: dict[str, object]) -> None:
-    exact = Fingerprinter(NearDupConfig(methods=("minhash",), minhash_exact=True))
+    exact = Fingerprinter(NearDupConfig(methods=("minhash",)).replace(minhash_exact=True))
+    print(f"{measured_at()}\n")
     print("| corpus | method | docs/s | predicted pairs | precision | recall | F1 |")
     print("|---|---|---|---|---|---|---|")
     for name, pages in corpora().items():
@@ -88,7 +92,7 @@ def run(methods: list[str], config_extra: dict[str, object]) -> None:
         group_pairs = {p for ids in groups.values() for p in itertools.combinations(sorted(ids), 2)}
         truth = {pair for pair in group_pairs if exact_j(*pair) >= GOLD_THRESHOLD}
         for method in methods:
-            config = NearDupConfig(methods=(method,), **config_extra)  # type: ignore[arg-type]
+            config = NearDupConfig(methods=(method,)).replace(**config_extra)  # type: ignore[arg-type]
             dedup = Deduplicator(MemoryIndex(), config, fit_anchors(name, pages, config))
             start = time.perf_counter()
             if method == "rarewords" and not STREAM:  # batch: DF of the whole corpus first

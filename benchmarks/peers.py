@@ -43,16 +43,14 @@ import argparse
 import contextlib
 import ctypes
 import dataclasses
-import datetime as dt
 import gc
 import itertools
 import logging
-import os
-import platform
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 import warnings
 from collections import defaultdict
@@ -64,6 +62,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
+from benchmarks.provenance import git_state, machine
 
 CACHE = Path.home() / ".cache" / "neardup" / "bench"
 DEBIAN_PACKAGE = "apache2-doc"
@@ -328,13 +327,13 @@ class NeardupPeer(Peer):
 
         self.methods = methods
         self.native_walk = native_walk  # False: extract's pure-Python walk (same text)
-        # False: the C++ walk reads lxml's tree, not libxml2's events (same text); a tree built
-        # before the events existed has no such switch
-        self.events = events and getattr(extract, "LIBXML2_EVENTS", False)
+        # False: the C++ walk reads lxml's tree, not libxml2's events (same text). Read before
+        # any peer runs: where the events reader refused this libxml2, no row may switch it on.
+        self.events = events and extract.LIBXML2_EVENTS
         self.name = f"neardup {label}"
         config = self.config()
-        names = getattr(config, "method_names", config.methods)
-        content = getattr(config, "text_content", getattr(config, "content", "whole"))
+        names = config.method_names
+        content = config.text.content
         walk = "C++ walk" if native_walk else "Python walk"
         source = "events" if native_walk and self.events else "tree"
         self.stack = (f"lxml {source} + {walk} ({content}) + canonical words + "
@@ -344,7 +343,7 @@ class NeardupPeer(Peer):
         from neardup_pipeline import NearDupConfig
 
         methods = {} if self.methods is None else {"methods": self.methods}
-        return NearDupConfig(**methods)
+        return NearDupConfig().replace(**methods)
 
     def reset(self) -> None:
         from neardup_pipeline import Deduplicator
@@ -368,8 +367,7 @@ class NeardupPeer(Peer):
         from neardup_pipeline.text import extract
 
         extract.NATIVE_WALK = self.native_walk
-        if hasattr(extract, "LIBXML2_EVENTS"):
-            extract.LIBXML2_EVENTS = self.events
+        extract.LIBXML2_EVENTS = self.events
         verdict = self.dedup.process(Document(str(key), html=html))
         return int(verdict.duplicate_of) if verdict.duplicate_of is not None else None
 
@@ -462,24 +460,6 @@ def prf(predicted: set[tuple[int, int]], gold: set[tuple[int, int]]) -> tuple[fl
 # --- report ------------------------------------------------------------------------------------
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    try:
-        distro = platform.freedesktop_os_release().get("PRETTY_NAME", platform.system())
-    except OSError:
-        distro = platform.system()
-    return (f"{os.cpu_count()} cores ({cpu}), {mem_gib:.0f} GiB, {distro}, "
-            f"Python {platform.python_version()}")
-
-
 def versions() -> str:
     names = ["neardup-pipeline", "numpy", "lxml", "beautifulsoup4", "datasketch", "simhash",
              "rensa", "trafilatura"]
@@ -490,13 +470,6 @@ def versions() -> str:
         except metadata.PackageNotFoundError:
             found.append(f"{name} (missing)")
     return ", ".join(found)
-
-
-def git_state() -> str:
-    repo = Path(__file__).resolve().parents[1]
-    head = _run(["git", "rev-parse", "--short", "HEAD"], cwd=repo).stdout.strip()
-    dirty = _run(["git", "status", "--porcelain", "--", "neardup_pipeline"], cwd=repo).stdout
-    return f"{head}{' + uncommitted changes in neardup_pipeline/' if dirty.strip() else ''}"
 
 
 def tables(results: list[RunResult], corpora: Sequence[Corpus]) -> str:
@@ -592,15 +565,22 @@ def main() -> int:
     results = [dataclasses.replace(fastest[key], peak_kb=peak_kb[key])
                for key in ((peer.name, corpus.name) for peer in ready for corpus in corpora)]
 
-    table = tables(results, corpora)
-    command = "python benchmarks/peers.py" + (f" --pages {args.pages}" if args.pages else "") + (
-        f" --rounds {args.rounds}" if args.rounds > 1 else "")
-    header = "\n".join([
-        f"## {dt.date.today().isoformat()} — neardup and its peers, same pages, same run",
+    command = "python benchmarks/peers.py" + "".join([
+        f" --pages {args.pages}" if args.pages else "",
+        f" --rounds {args.rounds}" if args.rounds > 1 else "",
+        f" --peers {' '.join(args.peers)}" if args.peers else "",
+    ])
+    measured = (f"Measured at {git_state()} on {machine()}. One process, peers in turns on each "
+                "corpus; times are noisy on a shared machine, compare within this table. "
+                f"Versions: {versions()}.")
+    report = "\n".join([
+        "# neardup and its peers",
         "",
-        f"`{command}` — {machine()}. One process, peers in turns on each corpus; times are "
-        "noisy on a shared machine, compare within this table.",
-        f"Versions: {versions()}; neardup at {git_state()}.",
+        "```sh",
+        f'{command}     # pip install ".[bench]"; rewrites this file',
+        "```",
+        "",
+        textwrap.fill(measured, width=100, break_long_words=False, break_on_hyphens=False),
         "",
         "Corpora: " + "; ".join(f"{c.name} {len(c.pages)} pages ({c.note})" for c in corpora)
         + ".",
@@ -611,15 +591,16 @@ def main() -> int:
         "Rust allocations count), largest over the corpora. F1: pairwise, clusters (a page "
         "joins the cluster of its first found near-duplicate) against the gold.",
         "",
+        tables(results, corpora),
         "",
     ])
-    print(header + table)
+    print(report, end="")
     if skipped and args.peers is None and not args.no_write:
         print(f"[peers] {len(skipped)} peer(s) missing, {RESULTS.name} not written: "
               "pip install '.[bench]' (or name the peers wanted with --peers)", file=sys.stderr)
         return 1
     if not args.no_write:
-        RESULTS.write_text("# neardup and its peers\n\n" + header + table + "\n", encoding="utf-8")
+        RESULTS.write_text(report, encoding="utf-8")
         print(f"\n[peers] written to {RESULTS}", file=sys.stderr)
     return 0
 

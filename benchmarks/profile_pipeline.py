@@ -22,19 +22,38 @@ Pass 2 (cProfile): the same pages again, fresh index; the functions with the mos
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
+import dataclasses
+import functools
 import io
 import pstats
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import Page, postgresql_pages
+from benchmarks.provenance import measured_at
+from neardup_pipeline.methods.contract import (
+    CompletesFromCorpus,
+    CorpusStats,
+    FindsTemplateTwins,
+    HasMetricFloor,
+    JudgesInOnePass,
+    LearnsCorpusWords,
+    Method,
+    MethodCapabilities,
+    UsesTitleSubject,
+    WarmsUp,
+)
+from neardup_pipeline.sketch.rabin import U64Array
+from neardup_pipeline.sketch.shingles import ShingleHasher
 
 STAGES = ("extract", "normalize", "  language detection", "  stop words + stemming",
           "shingles/hash", "signatures", "verify", "index", "other")
@@ -48,41 +67,145 @@ class StageClock:
         self.calls: dict[str, int] = defaultdict(int)
         self._stack: list[float] = []  # time spent in nested timed calls, per open call
 
+    def call(self, stage: str, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """func(*args, **kwargs), its time less its nested timed calls' charged to `stage`."""
+        self._stack.append(0.0)
+        start = time.perf_counter()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            elapsed = time.perf_counter() - start
+            nested = self._stack.pop()
+            self.seconds[stage] += elapsed - nested
+            self.calls[stage] += 1
+            if self._stack:
+                self._stack[-1] += elapsed
+
     def wrap(self, stage: str, func: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
-            self._stack.append(0.0)
-            start = time.perf_counter()
-            try:
-                return func(*args, **kwargs)
-            finally:
-                elapsed = time.perf_counter() - start
-                nested = self._stack.pop()
-                self.seconds[stage] += elapsed - nested
-                self.calls[stage] += 1
-                if self._stack:
-                    self._stack[-1] += elapsed
+            return self.call(stage, func, *args, **kwargs)
 
         return timed
 
 
-class TimedMethod:
-    """A method object whose signature/keys/verify/encode calls are charged to their stages."""
+class _Wrapper:
+    """What every part of a timed method holds: the method and the clock."""
 
-    STAGE: ClassVar[dict[str, str]] = {
-        "signature": "signatures", "keys": "signatures", "complete": "signatures",
-        "similarity": "verify", "is_duplicate": "verify", "judge": "verify",
-        "containment": "verify",
-        "encode": "index", "decode": "index",
-    }
-
-    def __init__(self, method: Any, clock: StageClock) -> None:
-        self._method = method
+    def __init__(self, method: Method, clock: StageClock) -> None:
+        self._method: Any = method
         self._clock = clock
 
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._method, name)
-        stage = self.STAGE.get(name)
-        return self._clock.wrap(stage, value) if stage and callable(value) else value
+
+class TimedMethod(_Wrapper):
+    """A method whose signature and keys are charged to "signatures", its verdicts to "verify",
+    its encode/decode to "index". Build one with `timed_method`, which adds the capabilities."""
+
+    @property
+    def name(self) -> str:
+        return self._method.name
+
+    def params(self) -> dict[str, object]:
+        return self._method.params()
+
+    def signature(self, words: Sequence[str], hasher: ShingleHasher) -> Any:
+        return self._clock.call("signatures", self._method.signature, words, hasher)
+
+    def keys(self, signature: Any) -> list[str]:
+        return self._clock.call("signatures", self._method.keys, signature)
+
+    def encode(self, signature: Any) -> Any:
+        return self._clock.call("index", self._method.encode, signature)
+
+    def decode(self, stored: Any) -> Any:
+        return self._clock.call("index", self._method.decode, stored)
+
+    def similarity(self, a: Any, b: Any) -> float:
+        return self._clock.call("verify", self._method.similarity, a, b)
+
+    def is_duplicate(self, a: Any, b: Any) -> bool:
+        return self._clock.call("verify", self._method.is_duplicate, a, b)
+
+    def explain(self, a: Any, b: Any) -> dict[str, object]:
+        return self._method.explain(a, b)
+
+
+# One part per capability of methods/contract.py, with the members of its Protocol; the members
+# not timed here run inside the caller's stage.
+
+
+class _TimedJudge(_Wrapper):
+    def judge(self, a: Any, b: Any) -> tuple[float, bool]:
+        return self._clock.call("verify", self._method.judge, a, b)
+
+
+class _MetricFloor(_Wrapper):
+    def metric_floor(self) -> float | None:
+        return self._method.metric_floor()
+
+
+class _TimedComplete(_Wrapper):
+    def complete(self, draft: Any, stats: CorpusStats | None, doc_id: str | None = None) -> Any:
+        return self._clock.call("signatures", self._method.complete, draft, stats, doc_id)
+
+
+class _WarmsUp(_Wrapper):
+    @property
+    def warmup(self) -> int:
+        return self._method.warmup
+
+    def warming_up(self, signature: Any) -> bool:
+        return self._method.warming_up(signature)
+
+
+class _CorpusWords(_Wrapper):
+    def corpus_words(self, signature: Any) -> U64Array | None:
+        return self._method.corpus_words(signature)
+
+
+class _Subject(_Wrapper):
+    def with_subject(self, signature: Any, words: Sequence[str], hasher: ShingleHasher) -> Any:
+        return self._method.with_subject(signature, words, hasher)
+
+
+class _Twins(_Wrapper):
+    def twins(self, a: Any, b: Any) -> bool:
+        return self._method.twins(a, b)
+
+
+CAPABILITY_PARTS: tuple[tuple[type, type[_Wrapper]], ...] = (
+    (JudgesInOnePass, _TimedJudge),
+    (HasMetricFloor, _MetricFloor),
+    (CompletesFromCorpus, _TimedComplete),
+    (WarmsUp, _WarmsUp),
+    (LearnsCorpusWords, _CorpusWords),
+    (UsesTitleSubject, _Subject),
+    (FindsTemplateTwins, _Twins),
+)
+
+
+@functools.cache
+def _timed_class(parts: tuple[type[_Wrapper], ...]) -> type[TimedMethod]:
+    """TimedMethod with the members of these capabilities (one class per capability set)."""
+    name = "TimedMethod" + "".join(part.__name__.lstrip("_") for part in parts)
+    return type(name, (TimedMethod, *parts), {})
+
+
+def _offered(capabilities: MethodCapabilities) -> set[str]:
+    return {f.name for f in dataclasses.fields(capabilities)
+            if f.name != "method" and getattr(capabilities, f.name) is not None}
+
+
+def timed_method(method: Method, clock: StageClock) -> TimedMethod:
+    """`method` with its calls timed, offering the same capabilities as `method`: the
+    Fingerprinter reads them from the Protocols a method fulfils, so the wrapper's class has
+    exactly the members of the capabilities `method` has (and the run fails if one is lost)."""
+    parts = tuple(part for capability, part in CAPABILITY_PARTS if isinstance(method, capability))
+    timed = _timed_class(parts)(method, clock)
+    missing = _offered(MethodCapabilities.of(method)) - _offered(MethodCapabilities.of(timed))
+    if missing:
+        raise SystemExit(f"profile_pipeline.py: TimedMethod lacks {sorted(missing)} of "
+                         f"{method.name}: add a part to CAPABILITY_PARTS")
+    return timed
 
 
 def pages_for(count: int) -> list[Page]:
@@ -100,33 +223,37 @@ def deduplicator(tmp: Path, name: str, methods: list[str] | None, backend: str) 
     chosen: dict[str, Any] = {}
     if methods:
         chosen["methods"] = tuple(methods)
-    config = NearDupConfig(**chosen)
+    config = NearDupConfig().replace(**chosen)
     index = (MemoryIndex() if backend == "memory"
              else open_index(f"sqlite:{tmp / name}.sqlite", config))
     return Deduplicator(index, config), config
 
 
-def instrument(dedup: Any, clock: StageClock) -> None:
-    """Wrap the stage entry points of one Deduplicator (instances only, nothing global stays)."""
+@contextlib.contextmanager
+def instrumented(dedup: Any, clock: StageClock) -> Iterator[None]:
+    """Time the stage entry points of one Deduplicator: its own parts are wrapped on the
+    instances, the language detector and the word rules on their module until the block ends."""
     import neardup_pipeline.text.normalize as normalize
 
     fp = dedup.fingerprinter
     fp.text_of = clock.wrap("extract", fp.text_of)
     fp.normalizer.words = clock.wrap("normalize", fp.normalizer.words)
-    normalize.detect_language = clock.wrap("  language detection", normalize.detect_language)
-    for name in ("apply", "known_stems_of"):  # the dict's path and the compiled table's
-        if hasattr(normalize._WordRules, name):
-            setattr(normalize._WordRules, name,
-                    clock.wrap("  stop words + stemming", getattr(normalize._WordRules, name)))
-    for name in ("word_hashes", "shingle_hashes"):
-        if hasattr(fp.hasher, name):
-            setattr(fp.hasher, name, clock.wrap("shingles/hash", getattr(fp.hasher, name)))
-    fp.methods = {name: TimedMethod(m, clock) for name, m in fp.methods.items()}
+    fp.hasher.word_hashes = clock.wrap("shingles/hash", fp.hasher.word_hashes)
+    fp.hasher.shingle_hashes = clock.wrap("shingles/hash", fp.hasher.shingle_hashes)
+    fp.methods = {name: timed_method(m, clock) for name, m in fp.methods.items()}
     index = dedup.index
     for name in ("candidates", "get", "add", "add_document_frequencies",
                  "document_frequencies", "document_count", "flush"):
-        if hasattr(index, name):
-            setattr(index, name, clock.wrap("index", getattr(index, name)))
+        setattr(index, name, clock.wrap("index", getattr(index, name)))
+    rules = normalize._WordRules
+    with contextlib.ExitStack() as patches:
+        patches.enter_context(mock.patch.object(
+            normalize, "detect_language",
+            clock.wrap("  language detection", normalize.detect_language)))
+        for name in ("apply", "known_stems_of"):  # the dict's path and the compiled table's
+            patches.enter_context(mock.patch.object(
+                rules, name, clock.wrap("  stop words + stemming", getattr(rules, name))))
+        yield
 
 
 def main() -> int:
@@ -155,23 +282,24 @@ def main() -> int:
 
         dedup, config = deduplicator(tmp, "stages", args.methods, args.backend)
         clock = StageClock()
-        instrument(dedup, clock)
-        process = clock.wrap("other", dedup.process)
         duplicates = 0
-        start = time.perf_counter()
-        for doc in docs:
-            duplicates += process(doc).is_duplicate
-        total = time.perf_counter() - start
+        with instrumented(dedup, clock):
+            start = time.perf_counter()
+            for doc in docs:
+                duplicates += clock.call("other", dedup.process, doc).is_duplicate
+            total = time.perf_counter() - start
         dedup.index.close()
 
-        methods = getattr(config, "method_names", config.methods)
+        methods = config.method_names
         index_name = "SQLite" if args.backend == "sqlite" else "memory"
         what = f"methods={args.methods}" if args.methods else "defaults"
-        content = getattr(config, "text_content", config.content)
+        content = config.text.content
         size = sum(len(p.html) for p in pages) / len(pages) / 1024
+        print(f"{measured_at()}\n")
         print(f"{len(pages)} PostgreSQL pages (mean {size:.1f} KB), NearDupConfig({what}): "
-              f"methods {','.join(methods)}, content {content}, hash {config.hash}, language "
-              f"{config.language or 'detected'}, {index_name} index; {duplicates} near-duplicates; "
+              f"methods {','.join(methods)}, content {content}, hash {config.sketch.hash}, "
+              f"language {config.text.language or 'detected'}, {index_name} index; "
+              f"{duplicates} near-duplicates; "
               f"{total:.1f}s, {len(pages) / total:,.0f} docs/s, "
               f"{1e6 * total / len(pages):,.0f} us/doc\n")
         print("| stage | seconds | share | us/doc | calls |")

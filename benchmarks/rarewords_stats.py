@@ -18,6 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
+from benchmarks.provenance import measured_at
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.index import MemoryIndex
 
@@ -31,6 +32,7 @@ def main() -> int:
         "postgresql": postgresql_pages(),
         "guide-en": [p for p in installation_guide_pages() if p.info["lang"] == "en"],
     }
+    print(f"{measured_at()}\n")
     print("| corpus | method | docs/s | candidates/lookup mean | p50 | p99 | max "
           "| stored bytes/doc (signature+keys) | DF words bytes/doc |")
     print("|---|---|---|---|---|---|---|---|---|")

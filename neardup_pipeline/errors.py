@@ -18,15 +18,11 @@ class ConfigError(NearDupError, ValueError):
 
 
 class ModelFileError(ConfigError):
-    """A model file (anchor words, DF table) cannot be read, or does not suit the configuration."""
+    """A model file cannot be read, or does not suit the configuration."""
 
 
 class AnchorModelError(ModelFileError):
     """An anchor-word model file cannot be read, or does not suit the configuration."""
-
-
-class IdfTableError(ModelFileError):
-    """A DF table cannot be read, or does not suit the configuration."""
 
 
 class InputError(NearDupError, ValueError):

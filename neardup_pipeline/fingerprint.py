@@ -9,7 +9,6 @@ from typing import Any, Literal
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.methods.anchors.model import AnchorModel
 from neardup_pipeline.methods.contract import CorpusStats, Method, MethodCapabilities
-from neardup_pipeline.methods.idf import IdfTable
 from neardup_pipeline.methods.registry import build_methods
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.content import main_content_text
@@ -58,18 +57,18 @@ class Fingerprinter:
         self,
         config: NearDupConfig | None = None,
         anchors_model: AnchorModel | None = None,
-        idf_table: IdfTable | None = None,
     ) -> None:
         self.config = config or NearDupConfig()
-        self.methods = build_methods(self.config, anchors_model, idf_table)
+        self.methods = build_methods(self.config, anchors_model)
+        text = self.text = self.config.text
         self.normalizer = Normalizer(
-            self.config.language,
-            remove_stopwords=self.config.remove_stopwords,
-            stem=self.config.stem,
-            max_token_chars=self.config.max_token_chars,
-            max_words=self.config.max_words,
+            text.language,
+            remove_stopwords=text.remove_stopwords,
+            stem=text.stem,
+            max_token_chars=text.max_token_chars,
+            max_words=text.max_words,
         )
-        self.hasher = ShingleHasher(self.config.hash)
+        self.hasher = ShingleHasher(self.config.sketch.hash)
 
     @property
     def methods(self) -> dict[str, Method]:
@@ -84,7 +83,7 @@ class Fingerprinter:
         """Everything that must match between two fingerprints for them to be comparable."""
         return {
             "version": 1,
-            "content": self.config.text_content,
+            "content": self.text.content,
             "text": self.normalizer.params(),
             "hash": self.hasher.params(),
             "methods": {name: m.params() for name, m in self.methods.items()},
@@ -93,10 +92,10 @@ class Fingerprinter:
     def text_of(self, doc: Document) -> tuple[str, str, bool]:
         """(visible text, title, truncated) of a document."""
         if doc.html is not None and (doc.text is None or not str(doc.text).strip()):
-            content = self.config.text_content
+            content = self.text.content
             limits: dict[str, Any] = {"encoding": doc.encoding,
-                                      "max_bytes": self.config.max_html_bytes,
-                                      "max_tags": self.config.max_html_tags}
+                                      "max_bytes": self.text.max_html_bytes,
+                                      "max_tags": self.text.max_html_tags}
             extracted = (
                 main_content_text(doc.html, **limits) if content == "main"
                 else html_to_text(doc.html, chromeless=content == "chromeless", **limits)
@@ -105,8 +104,8 @@ class Fingerprinter:
         text = doc.text or ""
         if isinstance(text, bytes):
             text = text.decode(doc.encoding or "utf-8", errors="replace")
-        truncated = len(text) > self.config.max_html_bytes
-        return text[: self.config.max_html_bytes], "", truncated
+        truncated = len(text) > self.text.max_html_bytes
+        return text[: self.text.max_html_bytes], "", truncated
 
     def fingerprint(self, doc: Document, stats: CorpusStats | None = None) -> Fingerprint:
         """Signatures of `doc`; status "no_text" when it has fewer than min_tokens words.
@@ -117,7 +116,7 @@ class Fingerprinter:
         text, title, truncated = self.text_of(doc)
         words = self.normalizer.words(text)
         content_hash = hashlib.blake2b(" ".join(words.words).encode(), digest_size=16).hexdigest()
-        if len(words.words) < self.config.min_tokens:
+        if len(words.words) < self.text.min_tokens:
             return Fingerprint(
                 doc.doc_id, "no_text", language=words.language, word_count=len(words.words),
                 title=title, text=text, truncated=truncated, content_hash=content_hash,

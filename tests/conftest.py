@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.index import FingerprintIndex, open_index
 from tests.crawl_harness import serve_demo_site
 
 BACKENDS = ["memory", "sqlite", "elasticsearch"]
@@ -130,7 +131,7 @@ def _config_for(request: pytest.FixtureRequest, backend: str, tmp_path: Path) ->
         return NearDupConfig(backend=f"sqlite:{tmp_path / 'index.sqlite'}")
     url = request.getfixturevalue("es_url")
     names = request.getfixturevalue("es_index_names")
-    return NearDupConfig(backend=url, **names)
+    return NearDupConfig(backend=url).replace(**names)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -144,3 +145,23 @@ def persistent_config(request: pytest.FixtureRequest, tmp_path: Path) -> NearDup
     """The backends that keep fingerprints across processes (SQLite, Elasticsearch)."""
     return _config_for(request, request.param, tmp_path)
 
+
+@pytest.fixture
+def index(backend_config: NearDupConfig) -> Iterator[FingerprintIndex]:
+    """The backend of `backend_config`, opened; closed after the test."""
+    opened = open_index(backend_config.backend, backend_config)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(params=PERSISTENT_BACKENDS)
+def crawl_backend(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+    """`crawl_settings` arguments for each persistent backend in turn: a SQLite file, or the
+    Elasticsearch test server with a fingerprint index of the test's own."""
+    if request.param == "sqlite":
+        return {"backend": f"sqlite:{tmp_path / 'fp.sqlite'}"}
+    names = request.getfixturevalue("es_index_names")
+    return {
+        "backend": request.getfixturevalue("es_url"),
+        "NEARDUP_FINGERPRINT_INDEX": names["fingerprint_index"],
+    }

@@ -8,29 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import resource
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tests.documents import paragraphs_page
+
 MB = 1024 * 1024
-
-
-def _paragraphs(size: int, seed: int) -> bytes:
-    """`size` bytes of real-looking paragraphs (random words from a fixed vocabulary)."""
-    rng = random.Random(seed)
-    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
-             for _ in range(5000)]
-    parts = [b"<!DOCTYPE html><html><head><title>Big</title></head><body>\n"]
-    total = len(parts[0])
-    while total < size:
-        para = ("<p>" + " ".join(rng.choice(vocab) for _ in range(80)) + "</p>\n").encode()
-        parts.append(para)
-        total += len(para)
-    parts.append(b"</body></html>\n")
-    return b"".join(parts)
 
 
 def _wrap(body: str) -> bytes:
@@ -51,7 +37,7 @@ def pages() -> dict[str, Callable[[], bytes]]:
     """name -> a builder of the page's bytes (built on demand: some are 50 MB)."""
     words = "vacuum reclaims storage occupied by dead tuples in every table "
     return {
-        "big-50mb": lambda: _paragraphs(50 * MB, 50),
+        "big-50mb": lambda: paragraphs_page(50 * MB, 50, "Big"),
         "long-token-1mb": lambda: _wrap("<p>" + words * 20 + "x" * MB + " " + words * 20 + "</p>"),
         "long-tokens-20x1mb": lambda: _wrap(" ".join("y" * MB for _ in range(20))),
         "tiny-tags-3m": lambda: _wrap("<b>a</b>" * 3_000_000),

@@ -3,6 +3,7 @@ the installation guide, the model file, the method's keys, every backend and the
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections import Counter, defaultdict
@@ -98,8 +99,8 @@ def test_every_language(lang: str) -> None:
     # Each text draws from its own half of the sentence's words, so document frequencies vary.
     texts = [" ".join(rng.choice(rng.choice(base, size=len(base) // 2, replace=False), size=60))
              for _ in range(30)]
-    config = NearDupConfig(language=lang, anchors_min_bits=1, anchors_floor_precision=0.0)
-    model = fit_corpus(texts, config)
+    config = NearDupConfig().replace(language=lang, anchors_min_bits=1)
+    model = fit_corpus(texts, config.text, FitSettings(min_bits=1, floor_precision=0.0))
     assert model.words and model.normalizer["language"] == lang
     fingerprinter = Fingerprinter(config.replace(methods=("anchors",)), model)
     a = fingerprinter.fingerprint(Document("a", text=texts[0]))
@@ -109,8 +110,8 @@ def test_every_language(lang: str) -> None:
 
 def test_model_file_round_trip_and_refusals(tmp_path: Path) -> None:
     texts = [f"alpha beta gamma {'delta ' * (i % 4)} epsilon{i % 3} zeta" for i in range(40)]
-    config = NearDupConfig(anchors_min_bits=1, anchors_floor_precision=0.0)
-    model = fit_corpus(texts, config)
+    config = NearDupConfig().replace(anchors_min_bits=1)
+    model = fit_corpus(texts, config.text, FitSettings(min_bits=1, floor_precision=0.0))
     path = tmp_path / "m.json"
     model.save(path)
     loaded = AnchorModel.load(path)
@@ -145,8 +146,8 @@ def test_keys_min_bits_and_tolerance() -> None:
 
 # The demo site's expectations were measured on its whole pages: on eleven pages the anchors a
 # fit finds depend on every word, so the text rule is pinned.
-DEMO_SMALL = {"anchors_min_bits": 2, "anchors_floor_precision": 0.6, "anchors_min_df": 2,
-              "content": "whole"}
+DEMO_SMALL = {"anchors_min_bits": 2, "content": "whole"}
+DEMO_FIT = FitSettings(min_bits=2, floor_precision=0.6, min_df=2)
 
 
 @pytest.fixture
@@ -154,7 +155,7 @@ def anchors_config(backend_config: NearDupConfig, tmp_path: Path) -> Iterator[Ne
     """A model fitted on the demo site's eleven pages (a tiny corpus: lower floors)."""
     config = backend_config.replace(**DEMO_SMALL)
     path = tmp_path / "model.json"
-    fit_corpus(corpus_texts(Path(DEMO_SITE), config), config).save(path)
+    fit_corpus(corpus_texts(Path(DEMO_SITE), config), config.text, DEMO_FIT).save(path)
     yield config.replace(methods=("simhash", "anchors"), anchors_model=str(path))
 
 
@@ -174,9 +175,9 @@ def test_anchors_on_every_backend(anchors_config: NearDupConfig, tmp_path: Path)
     assert second.similarity == 1.0
     # An index built with one model refuses another, never mixes them.
     other = tmp_path / "other.json"
-    looser = config.replace(anchors_floor_precision=0.0)
-    fit_corpus(corpus_texts(Path(DEMO_SITE), looser), looser).save(other)
-    assert AnchorModel.load(other).digest != AnchorModel.load(str(config.anchors_model)).digest
+    looser = dataclasses.replace(DEMO_FIT, floor_precision=0.0)
+    fit_corpus(corpus_texts(Path(DEMO_SITE), config), config.text, looser).save(other)
+    assert AnchorModel.load(other).digest != AnchorModel.load(str(config.anchors.model)).digest
     with pytest.raises(IndexParamsError, match="model"):
         Deduplicator(index, config.replace(anchors_model=str(other)))
     index.close()

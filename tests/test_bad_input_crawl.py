@@ -17,24 +17,10 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from neardup_pipeline.scrapy.pipeline import NearDuplicate
 from tests.crawl_harness import CrawlResult, crawl, fast_settings, serve_pages
+from tests.documents import paragraphs_page
 
 HTML = "text/html; charset=utf-8"
 HUGE_BYTES = 20 * 1024 * 1024 + 4096  # just past NEARDUP_MAX_HTML_BYTES: cut, not refused
-
-
-def _huge_page() -> bytes:
-    """~20 MiB of real-looking paragraphs (seeded, so every run serves the same bytes)."""
-    rng = random.Random(20)
-    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
-             for _ in range(5000)]
-    parts = [b"<!DOCTYPE html><html><head><title>Huge page</title></head><body>\n"]
-    size = len(parts[0])
-    while size < HUGE_BYTES:
-        para = ("<p>" + " ".join(rng.choice(vocab) for _ in range(80)) + "</p>\n").encode()
-        parts.append(para)
-        size += len(para)
-    parts.append(b"</body></html>\n")
-    return b"".join(parts)
 
 
 def _pages() -> dict[str, tuple[str, bytes]]:
@@ -51,7 +37,7 @@ def _pages() -> dict[str, tuple[str, bytes]]:
         "/empty.html": (HTML, b""),
         "/binary.html": (HTML, random.Random(1251).randbytes(64 * 1024)),
         "/cp1251.html": (HTML, russian.encode("windows-1251")),  # declared utf-8, it is not
-        "/huge.html": (HTML, _huge_page()),
+        "/huge.html": (HTML, paragraphs_page(HUGE_BYTES, seed=20, title="Huge page")),
         "/deep.html": (HTML, (
             "<html><head><title>Deep</title></head><body>" + "<div>" * 100_000
             + "deeply nested words still count as text" + "</div>" * 100_000 + "</body></html>"

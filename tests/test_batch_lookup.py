@@ -2,54 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
-from neardup_pipeline import Deduplicator, Document, NearDupConfig
-from neardup_pipeline.index import IndexEntry, MemoryIndex, open_index
+from neardup_pipeline import Deduplicator, NearDupConfig
+from neardup_pipeline.index import MemoryIndex, open_index
 from neardup_pipeline.index.base import candidates_many
 from neardup_pipeline.methods.simhash import block_keys
-from neardup_pipeline.verdict.deduplicator import Verdict
-
-from .test_cli import neardup, write_jsonl
-
-
-def corpus(seed: int = 9) -> list[Document]:
-    """Originals followed closely by edited copies (same batch), re-checked ids, an empty page."""
-    rng = random.Random(seed)
-    words = [f"w{n}" for n in range(400)]
-    docs: list[Document] = []
-    for n in range(40):
-        text = [rng.choice(words) for _ in range(150)]
-        docs.append(Document(f"d{n}", text=" ".join(text)))
-        for m in range(rng.randint(0, 2)):
-            edited = list(text)
-            for _ in range(rng.randint(0, 3)):
-                edited[rng.randrange(len(edited))] = rng.choice(words)
-            docs.append(Document(f"d{n}-{m}", text=" ".join(edited)))
-        if n % 13 == 5:  # the same id again, in the same batch: changed and unchanged
-            docs.append(Document(f"d{n}", text=" ".join(reversed(text))))
-            docs.append(Document(f"d{n - 1}", text=docs[-4].text))
-        if n == 20:
-            docs.append(Document("empty", text="too short"))
-    return docs
-
-
-def outcome(verdicts: Sequence[Verdict]) -> list[tuple[object, ...]]:
-    return [
-        (v.doc_id, v.status, v.duplicate_of, v.similarity, v.method, v.cluster) for v in verdicts
-    ]
-
-
-def entry(doc_id: str, fingerprint: int) -> IndexEntry:
-    return IndexEntry(
-        doc_id, {"simhash": f"{fingerprint:016x}"}, {"simhash": block_keys(fingerprint)},
-        {"cluster": doc_id},
-    )
+from tests.cli_runner import dedup_outputs, neardup
+from tests.documents import corpus_with_copies
+from tests.index_entries import entry
+from tests.verdicts import outcome
 
 
 def test_candidates_many_equals_one_lookup_each(backend_config: NearDupConfig) -> None:
@@ -87,11 +53,12 @@ def test_process_batch_gives_the_one_by_one_verdicts(
 def test_process_batch_of_index_dependent_signatures(tmp_path: Path) -> None:
     """rarewords' signature needs DF as of its turn: such batches go one by one."""
     backend = f"sqlite:{tmp_path / 'fp.sqlite'}"
-    check_batches(NearDupConfig(backend=backend, methods=("rarewords",), rarewords_warmup=0))
+    check_batches(
+        NearDupConfig(backend=backend, methods=("rarewords",)).replace(rarewords_warmup=0))
 
 
 def check_batches(config: NearDupConfig) -> None:
-    docs = corpus()
+    docs = corpus_with_copies()
     one_by_one = Deduplicator(MemoryIndex(), config)
     expected = outcome([one_by_one.process(d) for d in docs])
     index = open_index(config.backend, config)
@@ -120,21 +87,6 @@ def test_a_forwarding_wrapper_is_not_bypassed() -> None:
     view = View(MemoryIndex())
     view.extra.add(entry("warm", 7))
     assert candidates_many(view, [{"simhash": block_keys(7)}]) == [{"warm"}]  # type: ignore[arg-type]
-
-
-def dedup_outputs(tmp_path: Path, *options: list[str]) -> tuple[Path, list[list[object]]]:
-    """The corpus (with one unreadable line) through `neardup dedup` once per option list."""
-    rows: list[object] = [{"id": d.doc_id, "text": d.text} for d in corpus()]
-    rows.insert(7, "not json")
-    source = write_jsonl(tmp_path / "in.jsonl", rows)
-    outputs: list[list[object]] = []
-    for n, extra in enumerate(options):
-        out = tmp_path / f"out-{n}.jsonl"
-        run = neardup("dedup", str(source), "-o", str(out), *extra)
-        assert run.returncode == 1 and "skipped as unreadable" in run.stderr, run.stderr
-        outputs.append([json.loads(line) for line in out.read_text().splitlines()])
-        assert len(outputs[-1]) == len(rows) - 1
-    return source, outputs
 
 
 def test_dedup_batch_option_keeps_the_output(tmp_path: Path) -> None:

@@ -76,11 +76,11 @@ def test_page_date_reads_markup_and_url_and_never_fetches() -> None:
 
 
 def test_canonical_setting() -> None:
-    assert NearDupConfig().canonical == "first"
+    assert NearDupConfig().scrapy.canonical == "first"
     settings = Settings({"NEARDUP_CANONICAL": "best"})
-    assert NearDupConfig.from_settings(settings).canonical == "best"
+    assert NearDupConfig.from_settings(settings).scrapy.canonical == "best"
     with pytest.raises(ConfigError, match="canonical"):
-        NearDupConfig(canonical="newest")  # type: ignore[arg-type]
+        NearDupConfig().replace(canonical="newest")  # type: ignore[arg-type]
 
 
 def test_word_diff_marks_only_the_changed_words() -> None:

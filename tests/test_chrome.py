@@ -27,8 +27,7 @@ from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.text.extract import MIN_CHROMELESS_WORDS, html_to_text
 from tests.corpora import postgresql_pages
 from tests.crawl_harness import crawl, crawl_settings, describe, serve_pages
-
-from .test_fingerprint import ARTICLE
+from tests.documents import ARTICLE
 
 ARTICLE_HTML = "".join(f"<p>{s.strip()}.</p>" for s in ARTICLE.split(". ") if s.strip())
 
@@ -124,29 +123,6 @@ def test_a_page_that_is_all_chrome_keeps_its_whole_text() -> None:
     assert chromeless(page("")) == ""
 
 
-def test_short_pages_are_near_duplicates_of_exact_copies_only() -> None:
-    """Under min_near_words canonical words (off by default), the same words or nothing: two
-    stubs share most of their few words without being one page."""
-    assert NearDupConfig().min_near_words == 0
-    config = NearDupConfig(min_near_words=30)
-    stub = ("This page has moved to the new documentation site of the project. The old address"
-            " keeps working for a while, and the search box on the new site finds every section"
-            " by its title; see the chapter on {} there.")
-    long_text = ARTICLE
-    dedup = Deduplicator(MemoryIndex(), config)
-    assert not dedup.process(Document("a", text=stub.format("indexes"))).is_duplicate
-    edited = dedup.process(Document("b", text=stub.format("transactions")))
-    assert dedup.fingerprinter.fingerprint(Document("b", text=stub)).word_count < 30
-    assert not edited.is_duplicate and edited.scores["bag"] >= config.bag_threshold
-    assert dedup.process(Document("c", text=stub.format("indexes"))).duplicate_of == "a"
-    assert dedup.process(Document("d", text=long_text)).cluster == "d"
-    assert dedup.process(Document("e", text=long_text.replace("simhash", "sim-hash", 1))
-                         ).duplicate_of == "d"
-    loose = Deduplicator(MemoryIndex(), config.replace(min_near_words=0))
-    loose.process(Document("a", text=stub.format("indexes")))
-    assert loose.process(Document("b", text=stub.format("transactions"))).duplicate_of == "a"
-
-
 def test_nested_link_lists_cost_linear_time() -> None:
     """Each block is judged by reading its text; 1,500 nested blocks around 40,000 links would
     read the same text 1,500 times. The reading is capped at four times the page's size."""
@@ -161,9 +137,9 @@ def test_nested_link_lists_cost_linear_time() -> None:
 def test_default_content_is_chromeless_and_is_part_of_the_index_parameters() -> None:
     from neardup_pipeline import Fingerprinter
 
-    assert NearDupConfig().content == "chromeless"
+    assert NearDupConfig().text.content == "chromeless"
     assert Fingerprinter(NearDupConfig()).params()["content"] == "chromeless"
-    assert Fingerprinter(NearDupConfig(content="whole")).params()["content"] == "whole"
+    assert Fingerprinter(NearDupConfig().replace(content="whole")).params()["content"] == "whole"
 
 
 def _squeezed(text: str) -> str:
@@ -221,7 +197,7 @@ def _under_menu(html: str, labels: list[str], tag: str) -> str:
 
 
 def _false_pairs(docs: list[tuple[str, str]], content: str) -> int:
-    dedup = Deduplicator(MemoryIndex(), NearDupConfig(content=content))  # type: ignore[arg-type]
+    dedup = Deduplicator(MemoryIndex(), NearDupConfig().replace(content=content))  # type: ignore[arg-type]
     clusters: dict[str, list[str]] = defaultdict(list)
     for doc_id, html in docs:
         verdict = dedup.process(Document(doc_id, html=html))

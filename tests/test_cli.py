@@ -10,24 +10,8 @@ from pathlib import Path
 import pytest
 
 from neardup_pipeline.cli.main import COMMANDS, main
-
-from .test_fingerprint import ARTICLE
-
-
-def neardup(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "neardup_pipeline", *args],
-        capture_output=True, text=True, input=stdin, timeout=120, check=False,
-    )
-
-
-def write_jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text(
-        "\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n",
-        encoding="utf-8",
-    )
-    return path
-
+from tests.cli_runner import neardup, write_jsonl
+from tests.documents import ARTICLE
 
 CORPUS = [
     {"id": "orig", "html": f"<html><body><nav>Home</nav><p>{ARTICLE}</p></body></html>"},
@@ -198,8 +182,7 @@ def test_each_command_lives_in_its_own_module(capsys: pytest.CaptureFixture[str]
         main(["--help"])
     listed = capsys.readouterr().out
     names = [module.__name__.rsplit(".", 1)[1] for module in COMMANDS]
-    assert names == ["dedup", "compare", "crawl", "anchors", "eval", "idf", "search", "stats",
-                     "report"]
+    assert names == ["dedup", "compare", "crawl", "anchors", "eval", "search", "stats", "report"]
     assert "{" + ",".join(names) + "}" in listed
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from neardup_pipeline.text.content import main_content_text
-
-from .test_fingerprint import ARTICLE
+from tests.documents import ARTICLE
 
 CHROME = (
     "<header><nav><ul>" + "".join(f"<li><a href='/s{i}'>Section {i} of the site</a></li>"

@@ -15,75 +15,14 @@ from typing import Any
 import attrs
 import pytest
 import scrapy
-from itemadapter import ItemAdapter
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from neardup_pipeline.scrapy.pipeline import NearDuplicate
 from neardup_pipeline.scrapy.spider import SiteSpider
-from tests.crawl_harness import (
-    DUPLICATES,
-    ORIGINALS,
-    PAGES,
-    CrawlResult,
-    crawl,
-    crawl_settings,
-    describe,
-    neardup_stats,
-)
+from tests.crawl_harness import DUPLICATES, ORIGINALS, PAGES, crawl, crawl_settings, neardup_stats
+from tests.crawl_outcomes import assert_drop_outcome, assert_tag_outcome, simhash_stats
 
 TAG_FIELDS = ("neardup_of", "neardup_similarity", "neardup_method", "neardup_cluster",
               "neardup_status")
-
-
-def assert_drop_outcome(result: CrawlResult) -> None:
-    """Originals kept, each variant dropped as a near-duplicate of its original, stats exact."""
-    base = result.base
-    assert result.stats["finish_reason"] == "finished"
-    assert sorted(result.kept) == sorted(ORIGINALS), describe(result)
-    assert sorted(result.dropped) == sorted(DUPLICATES), describe(result)
-    for path, original in DUPLICATES.items():
-        exc = result.dropped[path]
-        assert isinstance(exc, NearDuplicate)
-        assert exc.verdict.duplicate_of == base + original
-        assert exc.verdict.cluster == base + original
-        assert exc.verdict.method == "simhash"
-        assert exc.verdict.similarity is not None and exc.verdict.similarity >= 1 - 3 / 64
-    assert result.dropped["/copy/async-commit.html"].verdict.similarity == 1.0  # type: ignore[attr-defined]
-    assert neardup_stats(result) == {
-        "neardup/checked": PAGES,
-        "neardup/unique": len(ORIGINALS),
-        "neardup/duplicates": len(DUPLICATES),
-        "neardup/duplicates/simhash": len(DUPLICATES),
-        "neardup/dropped": len(DUPLICATES),
-    }
-    assert result.stats["item_dropped_count"] == len(DUPLICATES)
-    assert result.stats["item_scraped_count"] == len(ORIGINALS)
-
-
-def assert_tag_outcome(result: CrawlResult) -> None:
-    """Every page kept; variants carry the four tag fields pointing at their original."""
-    base = result.base
-    assert result.stats["finish_reason"] == "finished"
-    assert result.dropped == {}
-    assert sorted(result.kept) == sorted(ORIGINALS + list(DUPLICATES))
-    for path, item in result.kept.items():
-        adapter = ItemAdapter(item)
-        assert adapter["neardup_status"] == "checked"
-        if path in DUPLICATES:
-            assert adapter["neardup_of"] == base + DUPLICATES[path]
-            assert adapter["neardup_cluster"] == base + DUPLICATES[path]
-            assert adapter["neardup_method"] == "simhash"
-            assert adapter["neardup_similarity"] >= 1 - 3 / 64
-        else:
-            assert adapter["neardup_of"] is None
-            assert adapter["neardup_cluster"] == base + path  # its own cluster's original
-    assert neardup_stats(result) == {
-        "neardup/checked": PAGES,
-        "neardup/unique": len(ORIGINALS),
-        "neardup/duplicates": len(DUPLICATES),
-        "neardup/duplicates/simhash": len(DUPLICATES),
-        "neardup/tagged": len(DUPLICATES),
-    }
 
 
 @deferred_f_from_coro_f
@@ -98,9 +37,8 @@ async def test_drop_mode_sqlite(site: str, tmp_path: Path) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_tag_mode_sqlite(site: str, tmp_path: Path) -> None:
-    settings = crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}", NEARDUP_ACTION="tag")
-    assert_tag_outcome(await crawl(site, settings))
+async def test_tag_mode(site: str, crawl_backend: dict[str, str]) -> None:
+    assert_tag_outcome(await crawl(site, crawl_settings(**crawl_backend, NEARDUP_ACTION="tag")))
 
 
 @deferred_f_from_coro_f
@@ -147,18 +85,6 @@ async def test_drop_mode_elasticsearch(
         assert clusters == {site + p for p in ORIGINALS}
     finally:
         await client.close()
-
-
-@deferred_f_from_coro_f
-async def test_tag_mode_elasticsearch(
-    site: str, es_url: str, es_index_names: dict[str, str]
-) -> None:
-    settings = crawl_settings(
-        es_url,
-        NEARDUP_ACTION="tag",
-        NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"],
-    )
-    assert_tag_outcome(await crawl(site, settings))
 
 
 # Item types: the pipeline reaches every one through itemadapter.
@@ -259,11 +185,5 @@ async def test_item_without_tag_fields(site: str, tmp_path: Path) -> None:
     stats = neardup_stats(result)
     # Tagging writes five fields on every page; none is declared.
     assert stats.pop("neardup/missing_fields") == PAGES * len(TAG_FIELDS)
-    assert stats == {
-        "neardup/checked": PAGES,
-        "neardup/unique": len(ORIGINALS),
-        "neardup/duplicates": len(DUPLICATES),
-        "neardup/duplicates/simhash": len(DUPLICATES),
-        "neardup/tagged": len(DUPLICATES),
-    }
+    assert stats == simhash_stats("tagged")
     assert "neardup/errors" not in stats

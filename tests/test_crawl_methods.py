@@ -11,6 +11,7 @@ from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from neardup_pipeline.scrapy.pipeline import NearDuplicate
 from tests.crawl_harness import DUPLICATES, ORIGINALS, PAGES, crawl, crawl_settings, describe
+from tests.crawl_outcomes import assert_dropped_as_copies
 
 # MinHash-84 finds a pair through a shared mega-shingle: 2 of 6 super-shingles of 14 equal
 # components. At resemblance 0.9 a super-shingle survives with s^14 = 0.23, so whether the mirror
@@ -36,18 +37,14 @@ async def test_minhash_drop_mode_sqlite(site: str, tmp_path: Path) -> None:
     result = await crawl(site, settings)
     assert "/copy/async-commit.html" in MINHASH_CAUGHT  # the byte copy shares all 15
     assert sorted(result.dropped) == sorted(MINHASH_CAUGHT), describe(result)
-    for path, original in MINHASH_CAUGHT.items():
-        exc = result.dropped[path]
-        assert isinstance(exc, NearDuplicate)
-        assert exc.verdict.method == "minhash" and exc.verdict.duplicate_of == site + original
-        assert exc.verdict.similarity is not None and exc.verdict.similarity >= 0.8
+    assert_dropped_as_copies(result, MINHASH_CAUGHT, ("minhash",), min_similarity=0.8)
     assert result.stats["neardup/duplicates/minhash"] == len(MINHASH_CAUGHT)
     assert result.stats["neardup/checked"] == PAGES
 
 
-async def both_methods(site: str, backend: str, **extra: object) -> None:
-    settings = crawl_settings(backend, NEARDUP_METHODS="simhash,minhash", **extra)
-    result = await crawl(site, settings)
+@deferred_f_from_coro_f
+async def test_both_methods(site: str, crawl_backend: dict[str, str]) -> None:
+    result = await crawl(site, crawl_settings(**crawl_backend, NEARDUP_METHODS="simhash,minhash"))
     assert sorted(result.kept) == sorted(ORIGINALS), describe(result)
     assert sorted(result.dropped) == sorted(DUPLICATES), describe(result)
     methods = {
@@ -63,43 +60,15 @@ async def both_methods(site: str, backend: str, **extra: object) -> None:
     assert per_method == result.stats["neardup/duplicates"] == len(DUPLICATES)
 
 
-@deferred_f_from_coro_f
-async def test_both_methods_sqlite(site: str, tmp_path: Path) -> None:
-    await both_methods(site, f"sqlite:{tmp_path / 'fp.sqlite'}")
-
-
-@deferred_f_from_coro_f
-async def test_both_methods_elasticsearch(
-    site: str, es_url: str, es_index_names: dict[str, str]
-) -> None:
-    await both_methods(
-        site, es_url, NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"]
-    )
-
-
 REORDERED = "/archive/indexes-reordered.html"
 
 
-async def auto_default(site: str, backend: str, **extra: object) -> None:
+@deferred_f_from_coro_f
+async def test_auto_default(site: str, crawl_backend: dict[str, str]) -> None:
     """The default (auto: simhash + bag on main content) drops all four variants."""
-    result = await crawl(site, crawl_settings(backend, NEARDUP_METHODS=["auto"], **extra))
+    result = await crawl(site, crawl_settings(**crawl_backend, NEARDUP_METHODS=["auto"]))
     expected = {**DUPLICATES, REORDERED: "/articles/indexes.html"}
     assert sorted(result.dropped) == sorted(expected), describe(result)
-    for path, original in expected.items():
-        exc = result.dropped[path]
-        assert isinstance(exc, NearDuplicate) and exc.verdict.duplicate_of == site + original
-        assert exc.verdict.method in ("simhash", "bag")
+    assert_dropped_as_copies(result, expected, ("simhash", "bag"))
     assert result.dropped[REORDERED].verdict.method == "bag"  # type: ignore[attr-defined]
     assert result.stats["neardup/checked"] == PAGES
-
-
-@deferred_f_from_coro_f
-async def test_auto_default_sqlite(site: str, tmp_path: Path) -> None:
-    await auto_default(site, f"sqlite:{tmp_path / 'fp.sqlite'}")
-
-
-@deferred_f_from_coro_f
-async def test_auto_default_elasticsearch(
-    site: str, es_url: str, es_index_names: dict[str, str]
-) -> None:
-    await auto_default(site, es_url, NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"])

@@ -9,41 +9,22 @@ from eleven pages and no warm-up, which words count as less frequent moves with 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from neardup_pipeline.scrapy.pipeline import NearDuplicate
 from tests.crawl_harness import DUPLICATES, PAGES, crawl, crawl_settings, describe
+from tests.crawl_outcomes import assert_dropped_as_copies
 
 EXPECTED = {p: o for p, o in DUPLICATES.items() if p != "/mirror/history.html"}
 
 
-async def rarewords_crawl(site: str, backend: str, **extra: object) -> None:
+@deferred_f_from_coro_f
+async def test_rarewords_crawl(site: str, crawl_backend: dict[str, str]) -> None:
     settings = crawl_settings(
-        backend, NEARDUP_METHODS=["rarewords"], NEARDUP_RAREWORDS_WARMUP=0,
-        NEARDUP_CONTENT="whole", **extra
+        **crawl_backend, NEARDUP_METHODS=["rarewords"], NEARDUP_RAREWORDS_WARMUP=0,
+        NEARDUP_CONTENT="whole",
     )
     result = await crawl(site, settings)
     assert sorted(result.dropped) == sorted(EXPECTED), describe(result)
-    for path, original in EXPECTED.items():
-        exc = result.dropped[path]
-        assert isinstance(exc, NearDuplicate)
-        assert exc.verdict.method == "rarewords" and exc.verdict.duplicate_of == site + original
-        assert exc.verdict.similarity is not None and exc.verdict.similarity >= 0.7
+    assert_dropped_as_copies(result, EXPECTED, ("rarewords",), min_similarity=0.7)
     assert result.stats["neardup/duplicates/rarewords"] == len(EXPECTED)
     assert result.stats["neardup/checked"] == PAGES
-
-
-@deferred_f_from_coro_f
-async def test_rarewords_crawl_sqlite(site: str, tmp_path: Path) -> None:
-    await rarewords_crawl(site, f"sqlite:{tmp_path / 'fp.sqlite'}")
-
-
-@deferred_f_from_coro_f
-async def test_rarewords_crawl_elasticsearch(
-    site: str, es_url: str, es_index_names: dict[str, str]
-) -> None:
-    await rarewords_crawl(
-        site, es_url, NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"]
-    )

@@ -27,8 +27,7 @@ def entry(doc_id: str, keys: list[str], **meta: object) -> IndexEntry:
 
 @pytest.fixture
 def config(es_url: str, es_index_names: dict[str, str]) -> NearDupConfig:
-    return NearDupConfig(
-        backend=es_url,
+    return NearDupConfig(backend=es_url).replace(
         es_bulk_size=1000,
         fingerprint_index=es_index_names["fingerprint_index"],
         pages_index=es_index_names["pages_index"],
@@ -59,7 +58,7 @@ def test_mapping_and_template_applied_idempotently(
     for _ in range(2):  # a second open finds everything in place and changes nothing
         index = open_elastic(config)
         index.close()
-    name = config.fingerprint_index
+    name = config.elastic.fingerprint_index
     props = es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
     assert props["simhash_keys"]["type"] == "keyword"
     assert props["doc_id"]["type"] == "keyword"
@@ -86,7 +85,7 @@ def test_any_method_gets_keyword_keys(config: NearDupConfig, es: Elasticsearch) 
         assert index.get(["a"])["a"].keys == {"other": ["0:1", "1:2"]}
     finally:
         index.close()
-    name = config.fingerprint_index
+    name = config.elastic.fingerprint_index
     props = es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
     assert props["other_keys"]["type"] == "keyword"
 
@@ -96,7 +95,7 @@ def test_params_stored_and_mismatch_refused(config: NearDupConfig, es: Elasticse
     first.ensure_params(PARAMS)
     first.ensure_params(PARAMS)
     first.close()
-    name = config.fingerprint_index
+    name = config.elastic.fingerprint_index
     meta = es.indices.get_mapping(index=name)[name]["mappings"]["_meta"]
     assert meta["neardup_params"] == PARAMS
     assert meta["neardup_schema"] == 1  # the mapping's own _meta is kept beside the params
@@ -114,7 +113,7 @@ def test_read_after_write_without_refresh(config: NearDupConfig, es: Elasticsear
     index = open_elastic(config)
     try:
         index.add(entry("page-1", ["0:aa", "1:bb"], url="http://example.org/1"))
-        assert raw_count(es, config.fingerprint_index) == 0  # still buffered: never sent
+        assert raw_count(es, config.elastic.fingerprint_index) == 0  # still buffered: never sent
         assert index.candidates({"simhash": ["1:bb"]}) == {"page-1"}
         got = index.get(["page-1", "unknown"])
         assert set(got) == {"page-1"}
@@ -163,11 +162,11 @@ def test_bulk_flush_by_size(config: NearDupConfig, es: Elasticsearch) -> None:
     try:
         index.add(entry("a", ["0:1"]))
         index.add(entry("b", ["0:1"]))
-        assert raw_count(es, config.fingerprint_index) == 0
+        assert raw_count(es, config.elastic.fingerprint_index) == 0
         index.add(entry("c", ["0:1"]))  # third write fills the buffer: bulk + refresh
-        assert raw_count(es, config.fingerprint_index) == 3
+        assert raw_count(es, config.elastic.fingerprint_index) == 3
         index.add(entry("d", ["0:1"]))
-        assert raw_count(es, config.fingerprint_index) == 3
+        assert raw_count(es, config.elastic.fingerprint_index) == 3
         assert index.candidates({"simhash": ["0:1"]}) == {"a", "b", "c", "d"}
         assert index.count() == 4
     finally:
@@ -210,19 +209,19 @@ def test_bulk_error_is_raised_with_a_summary(config: NearDupConfig) -> None:
 def test_closed_index_write_is_raised(config: NearDupConfig, es: Elasticsearch) -> None:
     index = open_elastic(config)
     try:
-        es.indices.close(index=config.fingerprint_index)
+        es.indices.close(index=config.elastic.fingerprint_index)
         index.add(entry("x", ["0:1"]))
         with pytest.raises(IndexFailure, match="closed"):
             index.flush()
     finally:
-        es.indices.open(index=config.fingerprint_index)
+        es.indices.open(index=config.elastic.fingerprint_index)
         index.close()
 
 
 def test_pages_index_gets_documents_with_cluster_id(
     config: NearDupConfig, es: Elasticsearch
 ) -> None:
-    assert config.pages_index is not None
+    assert config.elastic.pages_index is not None
     index = open_elastic(config)
     try:
         index.add_page(
@@ -258,7 +257,7 @@ def test_pages_index_gets_documents_with_cluster_id(
         index.flush()
     finally:
         index.close()
-    name = config.pages_index
+    name = config.elastic.pages_index
     props = es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
     assert props["cluster_id"]["type"] == "keyword"
     assert props["text"]["type"] == "text"
@@ -280,9 +279,9 @@ def test_add_page_without_pages_index_is_a_no_op(config: NearDupConfig, es: Elas
         index.flush()
     finally:
         index.close()
-    assert not es.indices.exists(index=config.pages_index or "")
+    assert not es.indices.exists(index=config.elastic.pages_index or "")
     # The shared fixture deletes both names in one call, which is refused when one is missing.
-    es.indices.delete(index=config.fingerprint_index)
+    es.indices.delete(index=config.elastic.fingerprint_index)
 
 
 def test_unreachable_server_fails_fast_and_clearly() -> None:

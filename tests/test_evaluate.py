@@ -17,8 +17,7 @@ from neardup_pipeline.report.evaluate import (
     recall_by_kind,
     score,
 )
-
-from .test_fingerprint import ARTICLE
+from tests.documents import ARTICLE
 
 
 def gold_of(rows: dict[str, tuple[str | None, str | None]]) -> dict[str, GoldEntry]:

@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 from tests.corpora import postgresql_pages
-
-from .test_fingerprint import ARTICLE
+from tests.documents import ARTICLE
 
 COMPILED = (
     "neardup_pipeline.text._textwalk",

@@ -9,16 +9,7 @@ from hypothesis import strategies as st
 
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.index import MemoryIndex
-
-ARTICLE = (
-    "Near-duplicate detection finds pages whose visible content is almost the same although "
-    "their bytes differ: the same article syndicated under other site chrome, a page served "
-    "with a session identifier, a printer-friendly copy, or a mirror that adds its own banner. "
-    "Search engines discard such copies so that results stay diverse and the index stays small. "
-    "Charikar's simhash maps a document to a short fingerprint such that similar documents get "
-    "fingerprints that differ in few bits, and Manku and colleagues showed how to look up every "
-    "fingerprint within a small Hamming distance among billions by splitting it into blocks. "
-) * 3
+from tests.documents import ARTICLE
 
 
 @settings(max_examples=150, deadline=None)
@@ -103,7 +94,7 @@ def test_order_of_unrelated_documents_does_not_matter() -> None:
 
 
 def test_xxh64_configuration_works_end_to_end() -> None:
-    dedup = Deduplicator(MemoryIndex(), NearDupConfig(hash="xxh64"))
+    dedup = Deduplicator(MemoryIndex(), NearDupConfig().replace(hash="xxh64"))
     dedup.process(Document("a", text=ARTICLE))
     assert dedup.process(Document("b", text=ARTICLE + " tail")).duplicate_of == "a"
 

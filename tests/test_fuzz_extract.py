@@ -18,7 +18,8 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
-FINGERPRINTER = Fingerprinter(NearDupConfig(methods=("simhash", "minhash"), max_html_tags=50))
+FINGERPRINTER = Fingerprinter(
+    NearDupConfig(methods=("simhash", "minhash")).replace(max_html_tags=50))
 
 _TAGS = ["p", "div", "b", "script", "style", "title", "!--", "!DOCTYPE html", "?xml", "br",
          "svg", "template", "a href='x'", "table", "td", "![CDATA["]

@@ -10,8 +10,7 @@ import pytest
 
 from neardup_pipeline.cli.main import main
 from neardup_pipeline.report.stats import PageRecord, summarize
-
-from .test_recrawl import OTHER, A, edit
+from tests.documents import OTHER, A, edit
 
 
 def corpus(tmp_path: Path) -> Path:

@@ -3,30 +3,14 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
 import pytest
 
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.errors import IndexParamsError
-from neardup_pipeline.index import FingerprintIndex, IndexEntry, open_index
+from neardup_pipeline.index import FingerprintIndex, open_index
 from neardup_pipeline.methods.simhash import block_keys
-
-
-@pytest.fixture
-def index(backend_config: NearDupConfig) -> Iterator[FingerprintIndex]:
-    opened = open_index(backend_config.backend, backend_config)
-    yield opened
-    opened.close()
-
-
-def entry(doc_id: str, fingerprint: int, **meta: object) -> IndexEntry:
-    return IndexEntry(
-        doc_id,
-        {"simhash": f"{fingerprint:016x}"},
-        {"simhash": block_keys(fingerprint)},
-        {"cluster": doc_id, **meta},
-    )
+from tests.index_entries import entry
 
 
 def test_read_after_write_without_flush(index: FingerprintIndex) -> None:
@@ -85,7 +69,7 @@ def test_parameters_are_recorded_and_mismatch_refused(backend_config: NearDupCon
     again = first
     Deduplicator(again, backend_config)  # same parameters: accepted
     with pytest.raises(IndexParamsError, match="blocks"):
-        Deduplicator(again, backend_config.replace(simhash_blocks=6))
+        Deduplicator(again, backend_config.replace(simhash_k=5))  # 6 blocks
     again.close()
 
 
@@ -133,12 +117,13 @@ def test_minhash_keys_and_signatures_on_every_backend(
     dedup.process(Document("first", text=text))
     stored = index.get(["first"])["first"]
     assert len([k for k in stored.keys["minhash"] if not k.startswith("s:")]) == 15
-    if config.mode == "containment":
+    if config.minhash.mode == "containment":
         assert any(k.startswith("s:") for k in stored.keys["minhash"])
     decoded = dedup.fingerprinter.decode(stored.signatures)["minhash"]
     assert decoded.values.shape == (84,)
     index.flush()  # the second lookup goes to the backend itself, not only a write cache
-    follow = text + " with a short tail" if config.mode != "containment" else text[: len(text) // 3]
+    containment = config.minhash.mode == "containment"
+    follow = text[: len(text) // 3] if containment else text + " with a short tail"
     verdict = dedup.process(Document("second", text=follow))
     assert verdict.duplicate_of == "first"
     assert verdict.scores["minhash"] >= 0.8

@@ -25,8 +25,7 @@ from neardup_pipeline.methods.minhash import (
 )
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from tests.corpora import installation_guide_pages, postgresql_pages
-
-from .test_fingerprint import ARTICLE
+from tests.documents import ARTICLE
 
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
 
@@ -109,29 +108,30 @@ def test_short_text_has_one_shingle_and_a_full_signature() -> None:
 def test_containment_mode_flags_a_short_excerpt_of_an_earlier_text() -> None:
     long_text = ARTICLE * 2 + " ".join(f"extra{i} words{i} follow{i}" for i in range(300))
     excerpt = ARTICLE[200:900]
-    config = NearDupConfig(methods=("minhash",), mode="containment")
+    config = NearDupConfig(methods=("minhash",)).replace(mode="containment")
     dedup = Deduplicator(MemoryIndex(), config)
     dedup.process(Document("long", text=long_text))
     verdict = dedup.process(Document("excerpt", text=excerpt))
     assert verdict.duplicate_of == "long" and verdict.similarity == 1.0
     # Resemblance mode does not call a much shorter excerpt a duplicate.
-    plain = Deduplicator(MemoryIndex(), NearDupConfig(methods=("minhash",), minhash_exact=True))
+    exact = NearDupConfig(methods=("minhash",)).replace(minhash_exact=True)
+    plain = Deduplicator(MemoryIndex(), exact)
     plain.process(Document("long", text=long_text))
     assert not plain.process(Document("excerpt", text=excerpt)).is_duplicate
 
 
 def test_containment_needs_minhash() -> None:
     with pytest.raises(ConfigError, match="containment"):
-        NearDupConfig(methods=("simhash",), mode="containment")
+        NearDupConfig(methods=("simhash",)).replace(mode="containment")
 
 
-def test_changing_the_family_is_refused_by_the_index() -> None:
+def test_changing_the_parameters_is_refused_by_the_index() -> None:
     index = MemoryIndex()
     Deduplicator(index, NearDupConfig(methods=("minhash",)))
     from neardup_pipeline.errors import IndexParamsError
 
     with pytest.raises(IndexParamsError):
-        Deduplicator(index, NearDupConfig(methods=("minhash",), minhash_shingle=5))
+        Deduplicator(index, NearDupConfig(methods=("minhash",)).replace(minhash_exact=True))
 
 
 def same_group_pairs(pages: list, fingerprints: dict) -> list[tuple[object, object]]:  # type: ignore[type-arg]
@@ -149,7 +149,7 @@ def same_group_pairs(pages: list, fingerprints: dict) -> list[tuple[object, obje
 @pytest.fixture(scope="module")
 def guide_pairs() -> list[tuple[object, object]]:
     pages = list(installation_guide_pages())
-    fingerprinter = Fingerprinter(NearDupConfig(methods=("minhash",), minhash_exact=True))
+    fingerprinter = Fingerprinter(NearDupConfig(methods=("minhash",)).replace(minhash_exact=True))
     fps = {p.doc_id: fingerprinter.fingerprint(Document(p.doc_id, html=p.html)) for p in pages}
     return same_group_pairs(pages, fps)
 

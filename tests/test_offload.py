@@ -23,12 +23,11 @@ from neardup_pipeline.parallel.offload import (
     can_offload,
 )
 from neardup_pipeline.verdict.deduplicator import Deduplicator
+from tests.cli_runner import dedup_outputs, neardup
 from tests.crawl_harness import crawl, crawl_settings
-
-from .test_batch_lookup import corpus, dedup_outputs, outcome
-from .test_cli import neardup
-from .test_crawl import assert_drop_outcome
-from .test_fingerprint import ARTICLE
+from tests.crawl_outcomes import assert_drop_outcome
+from tests.documents import ARTICLE, corpus_with_copies
+from tests.verdicts import outcome
 
 CONFIG = NearDupConfig()  # auto: simhash + bag
 
@@ -115,7 +114,7 @@ def test_dedup_with_child_processes_keeps_the_output(tmp_path: Path) -> None:
 def test_check_process_gives_the_in_process_verdicts_and_survives_a_crash(
     tmp_path: Path,
 ) -> None:
-    docs = corpus(seed=4)
+    docs = corpus_with_copies(seed=4)
     config = NearDupConfig(backend=f"sqlite:{tmp_path / 'child.sqlite'}")
     assert can_check_in_child(config)
     assert not can_check_in_child(config.replace(backend="http://127.0.0.1:9200"))
@@ -142,7 +141,7 @@ def test_ctrl_c_leaves_the_check_process_to_the_crawler(tmp_path: Path) -> None:
     checker = CheckProcess(config)
     try:
         checker.open()
-        docs = corpus(seed=6)[:12]
+        docs = corpus_with_copies(seed=6)[:12]
         for doc in docs:
             checker.result(doc, checker.submit(doc))
         child = checker.pid
@@ -166,7 +165,7 @@ def test_pages_queued_behind_a_poison_page_are_checked_again(tmp_path: Path) -> 
     workers = FingerprintWorkers(CONFIG, processes=1)
     try:
         checker.open()
-        docs = corpus(seed=8)[:6]
+        docs = corpus_with_copies(seed=8)[:6]
         poison = Document("poison", html=_KillsTheChild())  # type: ignore[arg-type]
         queue = [*docs[:2], poison, *docs[2:]]
         queued = [checker.submit(doc) for doc in queue]

@@ -17,8 +17,7 @@ from neardup_pipeline.index.elastic.search import collapsed_search
 from neardup_pipeline.index.elastic.store import ElasticIndex
 from neardup_pipeline.verdict.canonical import CanonicalPolicy
 from neardup_pipeline.verdict.deduplicator import Deduplicator
-
-from .test_recrawl import CHANGED, OTHER, A, edit
+from tests.documents import CHANGED, OTHER, A, edit
 
 ORIG = "http://e.org/articles/a"
 MIRROR = "http://e.org/mirror/articles/a"
@@ -30,8 +29,8 @@ class Site:
     """What the pipeline's worker does per page: check, record, place in the pages index."""
 
     def __init__(self, es_url: str, names: dict[str, str], policy: CanonicalPolicy) -> None:
-        self.config = NearDupConfig(backend=es_url, methods=("simhash",), language="en",
-                                    canonical=policy, **names)
+        self.config = NearDupConfig(backend=es_url, methods=("simhash",)).replace(
+            language="en", canonical=policy, **names)
         self.index = ElasticIndex.from_config(es_url, self.config)
         self.dedup = Deduplicator(self.index, self.config)
         self.keeper = PagesKeeper(self.index, policy)
@@ -45,7 +44,7 @@ class Site:
 
     def docs(self, es: Elasticsearch) -> dict[str, dict[str, Any]]:
         self.index.flush()
-        pages = self.config.pages_index or ""
+        pages = self.config.elastic.pages_index or ""
         es.indices.refresh(index=pages)
         hits = es.search(index=pages, size=100, query={"match_all": {}})["hits"]["hits"]
         return {h["_source"]["url"]: h["_source"] for h in hits}
@@ -140,7 +139,7 @@ def test_collapsed_search_and_stats(best: Site, es: Elasticsearch) -> None:
     best.page(ELSE, OTHER + " alphaton", title="Other story")
     best.page(ELSE + "-copy", edit(OTHER, 3) + " alphaton", title="Other story copy")
     best.docs(es)  # flushed and refreshed
-    pages = best.config.pages_index or ""
+    pages = best.config.elastic.pages_index or ""
     result = collapsed_search(es, pages, "alphaton story", size=10)
     assert result.total_pages == 5
     assert [h.copies for h in result.hits] and len(result.hits) == 2  # 5 pages, 2 clusters

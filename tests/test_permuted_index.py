@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from neardup_pipeline import Deduplicator, Document, NearDupConfig
+from neardup_pipeline import Deduplicator, NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
-from neardup_pipeline.index import IndexEntry, MemoryIndex, SqliteIndex
+from neardup_pipeline.index import MemoryIndex, SqliteIndex
 from neardup_pipeline.index.sqlite.permuted import PermutedTables
 from neardup_pipeline.methods.simhash import block_keys, block_layout
+from tests.documents import near_copy_groups
+from tests.index_entries import entry
+from tests.verdicts import outcome
 
 LAYOUTS = [(4, 3), (6, 3), (5, 2)]
 
@@ -135,13 +138,6 @@ def test_tables_persist_and_reopen_memory_mapped(tmp_path: Path) -> None:
 PARAMS = Fingerprinter(NearDupConfig(methods=("simhash",))).params()
 
 
-def entry(doc_id: str, fingerprint: int) -> IndexEntry:
-    return IndexEntry(
-        doc_id, {"simhash": f"{fingerprint:016x}"}, {"simhash": block_keys(fingerprint)},
-        {"cluster": doc_id},
-    )
-
-
 def open_sqlite(path: Path, merge_min: int = 64) -> SqliteIndex:
     index = SqliteIndex(path, merge_min=merge_min)
     index.ensure_params(PARAMS)
@@ -243,27 +239,12 @@ def test_sqlite_adopts_simhash_keys_written_before_the_parameters(tmp_path: Path
 
 @pytest.mark.parametrize("methods", [("simhash",), ("auto",)])
 def test_sqlite_verdicts_equal_the_memory_backend(tmp_path: Path, methods: tuple[str, ...]) -> None:
-    rng = random.Random(5)
-    words = [f"w{n}" for n in range(300)]
-    docs = []
-    for n in range(60):
-        text = [rng.choice(words) for _ in range(120)]
-        docs.append(Document(f"d{n}", text=" ".join(text)))
-        for m in range(rng.randint(0, 2)):  # edited copies, a few words changed
-            edited = list(text)
-            for _ in range(rng.randint(0, 3)):
-                edited[rng.randrange(len(edited))] = rng.choice(words)
-            docs.append(Document(f"d{n}-{m}", text=" ".join(edited)))
+    groups = near_copy_groups(5, vocabulary=300, originals=60, words=120)
+    docs = [doc for group in groups for doc in group]
     config = NearDupConfig(methods=methods)
-    expected = [
-        (v.duplicate_of, v.similarity, v.method, v.cluster)
-        for v in map(Deduplicator(MemoryIndex(), config).process, docs)
-    ]
+    expected = outcome(map(Deduplicator(MemoryIndex(), config).process, docs))
     index = SqliteIndex(tmp_path / "fp.sqlite", merge_min=16)
-    got = [
-        (v.duplicate_of, v.similarity, v.method, v.cluster)
-        for v in map(Deduplicator(index, config).process, docs)
-    ]
+    got = outcome(map(Deduplicator(index, config).process, docs))
     index.close()
     assert got == expected
-    assert sum(d is not None for d, *_ in expected) > 20
+    assert sum(row[2] is not None for row in expected) > 20  # duplicates found

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -38,7 +37,7 @@ def guide_pages() -> tuple[tuple[str, bytes], ...]:
 @lru_cache(maxsize=1)
 def corpus_words() -> tuple[list[str], StaticStats]:
     """Canonical words of one long real page, and DF over the first 120 guide pages."""
-    fp = Fingerprinter(NearDupConfig(methods=("rarewords",), language="en"))
+    fp = Fingerprinter(NearDupConfig(methods=("rarewords",)).replace(language="en"))
     df: Counter[int] = Counter()
     longest: list[str] = []
     for doc_id, html in guide_pages()[:120]:
@@ -103,7 +102,7 @@ def test_keys_of_a_light_edit_overlap(edits: list[tuple[int, str]]) -> None:
 
 def test_warming_up_scores_but_never_decides() -> None:
     text = " ".join(f"alpha{i % 211} beta{i % 199} gamma{i % 197}" for i in range(600))
-    config = NearDupConfig(methods=("rarewords",), backend="memory", rarewords_warmup=5)
+    config = NearDupConfig(methods=("rarewords",), backend="memory").replace(rarewords_warmup=5)
     dedup = Deduplicator(MemoryIndex(), config)
     dedup.process(Document("one", text=text))
     early = dedup.process(Document("two", text=text + " tail"))
@@ -115,14 +114,7 @@ def test_warming_up_scores_but_never_decides() -> None:
 
 
 # ------------------------------------------------------------------ DF in every backend
-
-
-@pytest.fixture
-def index(backend_config: NearDupConfig) -> Iterator[FingerprintIndex]:
-    opened = open_index(backend_config.backend, backend_config)
-    yield opened
-    opened.close()
-
+# (`index`: conftest's, each backend in turn)
 
 BIG = 2**64 - 5  # above 2**63: SQLite stores it signed, Elasticsearch as hex
 
@@ -198,7 +190,7 @@ def test_batch_and_stream_agree_after_warm_up() -> None:
     """Same corpus, same order: a DF pass first (batch) or DF so far (stream, warm-up W)."""
     pages = [Document(doc_id, html=html) for doc_id, html in guide_pages()[:260]]
     warmup = 100
-    batch_cfg = NearDupConfig(methods=("rarewords",), backend="memory", language="en")
+    batch_cfg = NearDupConfig(methods=("rarewords",), backend="memory").replace(language="en")
     stream_cfg = batch_cfg.replace(rarewords_warmup=warmup)
     batch = Deduplicator(MemoryIndex(), batch_cfg)
     for doc in pages:

@@ -4,7 +4,6 @@ is never its own duplicate."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 
 import pytest
@@ -13,25 +12,7 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.index import FingerprintIndex, open_index
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
-
-
-def text(seed: int, words: int = 300) -> str:
-    rng = random.Random(seed)
-    vocab = [f"{a}{b}" for a in ("alpha", "bravo", "delta", "gamma", "kilo", "lima", "oscar")
-             for b in ("ton", "ville", "berg", "ford", "stad", "mouth", "wick", "ham", "by")]
-    return " ".join(rng.choice(vocab) for _ in range(words))
-
-
-def edit(body: str, at: int, word: str = "zulufoxtrot") -> str:
-    """The same text with one word replaced: a near-duplicate for simhash (k=3)."""
-    words = body.split()
-    words[at] = word
-    return " ".join(words)
-
-
-A = text(1)
-OTHER = text(2)
-CHANGED = text(3)
+from tests.documents import CHANGED, OTHER, A, edit, random_text
 
 
 @pytest.fixture
@@ -121,9 +102,9 @@ def test_a_re_recorded_entry_is_verified_with_its_new_signatures() -> None:
 
     config = NearDupConfig(methods=("simhash",), backend="memory")
     dedup = Deduplicator(MemoryIndex(), config)
-    first = dedup.fingerprinter.fingerprint(Document("stored", text=text(1)))
-    probe = dedup.fingerprinter.fingerprint(Document("probe", text=text(1)))  # a copy
-    other = dedup.fingerprinter.fingerprint(Document("stored", text=text(2)))
+    first = dedup.fingerprinter.fingerprint(Document("stored", text=random_text(1)))
+    probe = dedup.fingerprinter.fingerprint(Document("probe", text=random_text(1)))  # a copy
+    other = dedup.fingerprinter.fingerprint(Document("stored", text=random_text(2)))
     meta = {"cluster": "stored", "added": 1.0}
     dedup.index.add(IndexEntry("stored", dedup.fingerprinter.encode(first), first.keys, meta))
     assert dedup.verdict_for(probe).duplicate_of == "stored"

@@ -28,6 +28,7 @@ from neardup_pipeline.errors import IndexUnavailable
 from neardup_pipeline.scrapy.spool import Spool
 from tests import crawl_harness
 from tests.crawl_harness import CrawlResult, fast_settings
+from tests.documents import random_vocabulary
 from tests.es_server import DEFAULT_VERSION, Server, free_port
 
 pytestmark = pytest.mark.elasticsearch
@@ -42,8 +43,7 @@ OUTAGE = {f"/o{i}" for i in range(4, 12)}  # the pages requested while the serve
 
 def _texts() -> dict[str, str]:
     rng = random.Random(8)
-    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 9)))
-             for _ in range(3000)]
+    vocab = random_vocabulary(rng, 3000, shortest=4)
     texts = {p: " ".join(rng.choice(vocab) for _ in range(200)) for p in ORIGINALS}
     texts["/o7"] = texts["/o6"].replace(texts["/o6"].split()[50], "changed", 1)
     for copy, original in COPIES.items():

@@ -28,6 +28,7 @@ from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.index import open_index
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 from tests.crawl_harness import serve_pages
+from tests.documents import random_vocabulary
 
 PAIRS = 40
 PAGE_DELAY = 0.03  # seconds per response: both crawls last long enough to overlap
@@ -36,8 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _pages() -> dict[str, str]:
     rng = random.Random(2)
-    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 9)))
-             for _ in range(4000)]
+    vocab = random_vocabulary(rng, 4000, shortest=4)
     pages: dict[str, str] = {}
     for i in range(PAIRS):
         words = [rng.choice(vocab) for _ in range(200)]
@@ -105,7 +105,7 @@ def test_two_crawler_processes_share_one_index(
         seconds = time.monotonic() - started
         caught, gaps = outcome(pair_site, items)
         # Both writes visible now: every pair is caught by a lookup.
-        config = NearDupConfig(backend=es_url, fingerprint_index=index)
+        config = NearDupConfig(backend=es_url).replace(fingerprint_index=index)
         idx = open_index(es_url, config)
         try:
             dedup = Deduplicator(idx, config)

@@ -54,8 +54,8 @@ def test_the_rule_allows_scattered_edits_only() -> None:
     assert not rule.allows(EditPattern(0.2, 3.5, 1))  # passages of its own
     assert not rule.allows(EditPattern(0.4, 1.2, 1))  # too much changed
     with pytest.raises(ConfigError, match="bag_reword"):
-        NearDupConfig(bag_reword_max_changed=1.5)
-    off = build_methods(NearDupConfig(methods=("bag",), bag_reword_max_changed=0))["bag"]
+        NearDupConfig().replace(bag_reword_max_changed=1.5)
+    off = build_methods(NearDupConfig(methods=("bag",)).replace(bag_reword_max_changed=0))["bag"]
     assert isinstance(off, BagMethod) and off.reword is None
     assert off.params() != build_methods(NearDupConfig(methods=("bag",)))["bag"].params()
 

@@ -115,7 +115,7 @@ def test_two_pages_of_one_template_are_twins_whatever_the_method() -> None:
     verdict = dedup.process(Document("south", html=page("South harbour", second)))
     assert verdict.duplicate_of is None
     assert verdict.scores["bag"] >= 0.6  # the bag alone calls them copies
-    unchecked = Deduplicator(MemoryIndex(), NearDupConfig(bag_subject_margin=0))
+    unchecked = Deduplicator(MemoryIndex(), NearDupConfig().replace(bag_subject_margin=0))
     unchecked.process(Document("north", html=page("North harbour", first)))
     assert unchecked.process(Document("south", html=page("South harbour", second))) \
         .duplicate_of == "north"
@@ -135,7 +135,7 @@ def test_the_subject_is_stored_with_the_bag() -> None:
     assert method.decode(older).subject.size == 0
     assert fingerprinter.params()["methods"]["bag"]["subject"]["margin"] == 2.0
     with pytest.raises(ConfigError, match="bag_subject_margin"):
-        NearDupConfig(bag_subject_margin=-1)
+        NearDupConfig().replace(bag_subject_margin=-1)
 
 
 @cache

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from neardup_pipeline.cli.inputs import corpus_texts
 from neardup_pipeline.cli.options import add_fit_command
-from neardup_pipeline.config import CONTENTS, NearDupConfig
+from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.methods.anchors.fit import fit_corpus
+from neardup_pipeline.methods.anchors.model import FitSettings
+from neardup_pipeline.text.settings import CONTENTS, TextSettings
 
 __all__ = ["cmd_anchors_fit", "corpus_texts", "dedup_fingerprinter", "register"]
 
@@ -21,31 +23,42 @@ __all__ = ["cmd_anchors_fit", "corpus_texts", "dedup_fingerprinter", "register"]
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fit_cmd = add_fit_command(sub, "anchors", "anchor-word models (Ilyinsky et al.)",
                               "fit a model on a corpus (JSONL or a folder)", "model file (JSON)")
-    defaults = NearDupConfig()
-    fit_cmd.add_argument("--words", type=int, default=defaults.anchors_words, help="N anchors")
-    fit_cmd.add_argument("--min-df", type=int, default=defaults.anchors_min_df)
-    fit_cmd.add_argument("--max-df", type=float, default=defaults.anchors_max_df,
-                         help="share of documents")
-    fit_cmd.add_argument("--floor-precision", type=float,
-                         default=defaults.anchors_floor_precision)
-    fit_cmd.add_argument("--edit", type=float, default=defaults.anchors_edit)
-    fit_cmd.add_argument("--edit-floor", type=float, default=defaults.anchors_edit_floor)
-    fit_cmd.add_argument("--min-bits", type=int, default=defaults.anchors_min_bits)
+    fit_cmd.add_argument("--words", type=int, default=FitSettings.words,
+                         help=f"N anchors (default: {FitSettings.words})")
+    fit_cmd.add_argument("--min-df", type=int, default=FitSettings.min_df,
+                         help=f"least document frequency of a candidate (default: "
+                         f"{FitSettings.min_df})")
+    fit_cmd.add_argument("--max-df", type=float, default=FitSettings.max_df,
+                         help=f"largest document frequency, a share of documents (default: "
+                         f"{FitSettings.max_df})")
+    fit_cmd.add_argument("--floor-precision", type=float, default=FitSettings.floor_precision,
+                         help="stage 1 takes only words at least this precise (default: "
+                         f"{FitSettings.floor_precision})")
+    fit_cmd.add_argument("--edit", type=float, default=FitSettings.edit,
+                         help="a small edit changes a count by max(edit x tf, edit floor) "
+                         f"(default: {FitSettings.edit})")
+    fit_cmd.add_argument("--edit-floor", type=float, default=FitSettings.edit_floor,
+                         help=f"(default: {FitSettings.edit_floor})")
+    fit_cmd.add_argument("--min-bits", type=int, default=FitSettings.min_bits,
+                         help="a document is covered with this many set bits (default: "
+                         f"{FitSettings.min_bits})")
     fit_cmd.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
-    fit_cmd.add_argument("--content", choices=CONTENTS, default=defaults.content,
-                         help="text to fit on (use the one dedup and the crawl will read)")
+    fit_cmd.add_argument("--content", choices=CONTENTS, default=TextSettings.content,
+                         help="text to fit on (use the one dedup and the crawl will read; "
+                         f"default: {TextSettings.content})")
     fit_cmd.set_defaults(func=cmd_anchors_fit)
 
 
 def cmd_anchors_fit(args: argparse.Namespace) -> int:
-    config = NearDupConfig(
-        methods=("simhash",), language=args.language, anchors_words=args.words,
-        anchors_min_df=args.min_df, anchors_max_df=args.max_df,
-        anchors_floor_precision=args.floor_precision, anchors_edit=args.edit,
-        anchors_edit_floor=args.edit_floor, anchors_min_bits=args.min_bits, content=args.content,
+    config = NearDupConfig(methods=("simhash",)).replace(
+        language=args.language, content=args.content)
+    settings = FitSettings(
+        words=args.words, min_df=args.min_df, max_df=args.max_df,
+        floor_precision=args.floor_precision, edit=args.edit, edit_floor=args.edit_floor,
+        min_bits=args.min_bits,
     )
     started = time.perf_counter()
-    model = fit_corpus(corpus_texts(args.corpus, config), config)
+    model = fit_corpus(corpus_texts(args.corpus, config), config.text, settings)
     model.save(args.output)
     summary = {"model": str(args.output), "digest": model.digest, **model.stats,
                "total_seconds": round(time.perf_counter() - started, 3)}
@@ -55,11 +68,12 @@ def cmd_anchors_fit(args: argparse.Namespace) -> int:
 
 def dedup_fingerprinter(config: NearDupConfig, corpus: Path) -> Fingerprinter | None:
     """`dedup --method anchors` without a model: fit one on the input itself (a first pass)."""
-    if "anchors" not in config.method_names or config.anchors_model:
+    if "anchors" not in config.method_names or config.anchors.model:
         return None
     if str(corpus) == "-":
         raise ConfigError("--method anchors on stdin needs --anchors-model (fit one first)")
-    model = fit_corpus(corpus_texts(corpus, config), config)
+    model = fit_corpus(corpus_texts(corpus, config), config.text,
+                       FitSettings(min_bits=config.anchors.min_bits))
     print(f"neardup: anchors model {model.digest} fitted on the input: {len(model.words)} words, "
           f"coverage {model.stats.get('coverage')}", file=sys.stderr)
     return Fingerprinter(config, model)

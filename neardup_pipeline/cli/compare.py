@@ -10,6 +10,7 @@ from neardup_pipeline.cli.inputs import load_document
 from neardup_pipeline.cli.options import add_method_options, config_from_args
 from neardup_pipeline.config import KNOWN_METHODS, NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprinter
+from neardup_pipeline.methods.minhash import SHINGLE_WORDS
 from neardup_pipeline.methods.rarewords import shared_rare_words
 
 
@@ -76,7 +77,7 @@ def print_comparison(result: dict[str, Any], config: NearDupConfig) -> None:
         details = ", ".join(f"{k}={v}" for k, v in shown.items())
         print(f"{name}: {details}")
     shared = result["shared_shingles"]
-    print(f"shared {config.minhash_shingle}-word shingles: {shared['count']} "
+    print(f"shared {SHINGLE_WORDS}-word shingles: {shared['count']} "
           f"of {shared['a']} (A) and {shared['b']} (B)")
     for example in shared["examples"]:
         print(f"  \u00b7 {example}")
@@ -90,7 +91,7 @@ def shared_shingles(
     examples: int = 3,
 ) -> dict[str, Any]:
     """The canonical-word shingles both documents contain: the why behind a resemblance."""
-    size = config.minhash_shingle
+    size = SHINGLE_WORDS
     sets = []
     for doc in (doc_a, doc_b):
         words = fingerprinter.normalizer.words(fingerprinter.text_of(doc)[0]).words

@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.scrapy.crawl import CRAWL_BACKEND, DEMO_BACKEND, run
+from neardup_pipeline.scrapy.settings import ScrapySettings
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,8 +30,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "gives the same result; no for a URL)",
     )
     parser.add_argument("--action", choices=("drop", "tag"), default=None,
-                        help="drop near-duplicates or tag them (default: drop)")
-    parser.add_argument("--methods", default=None, help="comma-separated (default: simhash)")
+                        help="drop near-duplicates or tag them (default: NEARDUP_ACTION, else "
+                        f"{ScrapySettings.action})")
+    parser.add_argument("--methods", default=None,
+                        help="comma-separated (default: NEARDUP_METHODS, else "
+                        f"{','.join(NearDupConfig.methods)})")
     parser.add_argument("-o", "--output", type=Path, default=None,
                         help="write kept items as JSON lines to this file")
     parser.add_argument("--max-pages", type=int, default=None,

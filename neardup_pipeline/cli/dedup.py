@@ -17,6 +17,8 @@ from neardup_pipeline.cli.options import add_method_options, at_least, config_fr
 from neardup_pipeline.errors import ConfigError, FingerprintCrash, InputError
 from neardup_pipeline.fingerprint import Document, Fingerprint
 from neardup_pipeline.index import open_index
+from neardup_pipeline.index.elastic.settings import ElasticSettings
+from neardup_pipeline.methods.rarewords import RarewordsSettings
 from neardup_pipeline.parallel.offload import FingerprintWorkers, can_offload
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 
@@ -32,7 +34,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--backend", default="memory", help="memory (default), sqlite:PATH or http(s)://host:9200"
     )
     dedup.add_argument(
-        "--fingerprint-index", default="neardup-fingerprints", help="Elasticsearch index name"
+        "--fingerprint-index",
+        help=f"Elasticsearch index name (default: {ElasticSettings.fingerprint_index})",
     )
     dedup.add_argument(
         "--df-pass", action="store_true",
@@ -49,8 +52,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(simhash, minhash, bag, auto); same verdicts (default: 0, all in this process)",
     )
     dedup.add_argument(
-        "--warmup", type=int, default=100,
-        help="rarewords stream mode: no rarewords verdict until DF holds this many documents",
+        "--warmup", type=int,
+        help="rarewords stream mode: no rarewords verdict until DF holds this many documents "
+        f"(default: {RarewordsSettings.warmup})",
     )
     dedup.set_defaults(func=cmd_dedup)
 

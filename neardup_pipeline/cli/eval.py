@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from neardup_pipeline.cli.inputs import parse_document
-from neardup_pipeline.cli.options import add_weighting_options
 from neardup_pipeline.config import CONTENTS, METHOD_CHOICES, NearDupConfig
 from neardup_pipeline.errors import InputError
 from neardup_pipeline.report.evaluate import (
@@ -32,7 +31,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          help="method to evaluate (repeatable; default: auto and every method)")
     command.add_argument("--content", choices=CONTENTS, default=None,
                          help="text to fingerprint (default: the configuration's)")
-    add_weighting_options(command)
     command.add_argument("--plot", type=Path, help="write the precision-recall plot (PNG) here")
     command.add_argument("--json", action="store_true", help="machine-readable output")
     command.set_defaults(func=cmd_eval)
@@ -51,8 +49,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if missing:
         print(f"neardup: {len(missing)} documents have no gold line and are not scored "
               f"(first: {missing[0]})", file=sys.stderr)
-    base = NearDupConfig(simhash_weighting=args.simhash_weighting,
-                         simhash_idf_model=args.simhash_idf_model)
+    base = NearDupConfig()
     if args.content is not None:
         base = base.replace(content=args.content)
     reports = evaluate(documents, gold, args.method or list(METHOD_CHOICES), base)

@@ -14,7 +14,6 @@ from neardup_pipeline.cli import (
     crawl,
     dedup,
     eval,
-    idf,
     report,
     search,
     stats,
@@ -22,7 +21,7 @@ from neardup_pipeline.cli import (
 from neardup_pipeline.errors import NearDupError
 
 # In the order `neardup --help` lists them.
-COMMANDS = (dedup, compare, crawl, anchors, eval, idf, search, stats, report)
+COMMANDS = (dedup, compare, crawl, anchors, eval, search, stats, report)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,70 +7,72 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from neardup_pipeline.config import CONTENTS, METHOD_CHOICES, NearDupConfig
+from neardup_pipeline.config import METHOD_CHOICES, NearDupConfig
+from neardup_pipeline.methods.anchors.method import AnchorsSettings
+from neardup_pipeline.methods.minhash import MODES, MinhashSettings
+from neardup_pipeline.methods.simhash import SimhashSettings
+from neardup_pipeline.sketch.settings import HASH_NAMES, SketchSettings
+from neardup_pipeline.text.settings import CONTENTS, TextSettings
 
 DEFAULT_PAGES_INDEX = "neardup-pages"
 
 
 def add_method_options(parser: argparse.ArgumentParser) -> None:
-    """How documents are fingerprinted and judged (dedup and compare)."""
+    """How documents are fingerprinted and judged (dedup and compare); every default is the
+    configuration's (an option left out changes nothing)."""
     parser.add_argument(
         "--method", action="append", choices=METHOD_CHOICES,
         help="detection method (repeatable; default auto = simhash + bag)",
     )
     parser.add_argument(
-        "--content", choices=CONTENTS, default=NearDupConfig.content,
-        help="text to fingerprint: the page without its site chrome (default), the whole page,"
-        " or its main content (trafilatura)",
+        "--content", choices=CONTENTS,
+        help="text to fingerprint: the page without its site chrome, the whole page, or its main"
+        f" content (trafilatura; default: {TextSettings.content})",
     )
     parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
-    parser.add_argument("--hash", choices=("rabin", "xxh64"), default="rabin")
-    parser.add_argument("--k", type=int, default=3, help="simhash: max Hamming distance")
-    add_weighting_options(parser)
+    parser.add_argument("--hash", choices=HASH_NAMES,
+                        help=f"word and shingle hash (default: {SketchSettings.hash})")
+    parser.add_argument("--k", type=int,
+                        help=f"simhash: max Hamming distance (default: {SimhashSettings.k})")
     parser.add_argument(
-        "--threshold", type=float, default=0.8, help="minhash: resemblance (or containment) floor"
+        "--threshold", type=float,
+        help="minhash: resemblance (or containment) floor (default: "
+        f"{MinhashSettings.threshold})",
     )
     parser.add_argument(
-        "--exact", action="store_true", help="minhash: verify by exact Jaccard of shingle sets"
+        "--exact", action="store_true", default=None,
+        help="minhash: verify by exact Jaccard of shingle sets",
     )
     parser.add_argument("--anchors-model", help="anchors: fitted model (dedup: else fit on input)")
-    parser.add_argument("--anchors-min-bits", type=int, default=3,
-                        help="anchors: fewer set bits are never a duplicate")
+    parser.add_argument("--anchors-min-bits", type=int,
+                        help="anchors: fewer set bits are never a duplicate (default: "
+                        f"{AnchorsSettings.min_bits})")
     parser.add_argument(
-        "--mode", choices=("resemblance", "containment"), default="resemblance",
-        help="containment: flag a document mostly contained in an earlier one (minhash)",
+        "--mode", choices=MODES,
+        help="containment: flag a document mostly contained in an earlier one (minhash; "
+        f"default: {MinhashSettings.mode})",
     )
-
-
-def add_weighting_options(parser: argparse.ArgumentParser) -> None:
-    """Simhash feature weights (dedup, compare and eval)."""
-    parser.add_argument(
-        "--simhash-weighting", choices=("tf", "idf"), default="tf",
-        help="simhash feature weights: tf (default) or tf x idf from a frozen DF table",
-    )
-    parser.add_argument("--simhash-idf-model",
-                        help="simhash idf: DF table from `neardup idf fit` (eval: else the input)")
 
 
 def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
-    """The configuration that `add_method_options` describes, plus a command's own settings."""
+    """The configuration that `add_method_options` describes, plus a command's own settings
+    (flat names; None: the configuration's default)."""
     methods = tuple(args.method or (("minhash",) if args.mode == "containment" else ("auto",)))
-    return NearDupConfig(
-        methods=methods,
-        language=args.language,
-        hash=args.hash,
-        simhash_k=args.k,
-        simhash_weighting=args.simhash_weighting,
-        simhash_idf_model=args.simhash_idf_model,
-        minhash_threshold=args.threshold,
-        containment_threshold=args.threshold,
-        minhash_exact=args.exact,
-        mode=args.mode,
-        content=args.content,
-        anchors_model=args.anchors_model,
-        anchors_min_bits=args.anchors_min_bits,
+    given = {
+        "language": args.language,
+        "hash": args.hash,
+        "simhash_k": args.k,
+        "minhash_threshold": args.threshold,
+        "containment_threshold": args.threshold,
+        "minhash_exact": args.exact,
+        "mode": args.mode,
+        "content": args.content,
+        "anchors_model": args.anchors_model,
+        "anchors_min_bits": args.anchors_min_bits,
         **extra,
-    )
+    }
+    return NearDupConfig(methods=methods).replace(
+        **{name: value for name, value in given.items() if value is not None})
 
 
 def add_fit_command(

@@ -14,6 +14,7 @@ from neardup_pipeline.cli.sources import es_client, read_records, source_of
 from neardup_pipeline.errors import InputError, ReportError, SourceError
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.report.stats import PageRecord, summarize
+from neardup_pipeline.scrapy.settings import ScrapySettings
 from neardup_pipeline.verdict.canonical import POLICIES
 
 
@@ -24,8 +25,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report.add_argument("-o", "--output", type=Path, required=True, help="the HTML file to write")
     report.add_argument("--docs", type=Path,
                         help="the input corpus (JSONL: id, html|text): texts for the pairs")
-    report.add_argument("--canonical", choices=POLICIES, default="first",
-                        help="canonical copy where the source does not mark one")
+    report.add_argument("--canonical", choices=POLICIES, default=ScrapySettings.canonical,
+                        help="canonical copy where the source does not mark one (default: "
+                        f"{ScrapySettings.canonical})")
     report.add_argument("--largest", type=int, default=10, help="largest clusters listed")
     report.add_argument("--max-pairs", type=int, default=200, help="pairs shown side by side")
     report.set_defaults(func=cmd_report)

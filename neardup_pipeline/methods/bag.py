@@ -30,10 +30,12 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.methods.minhash import (
     FAMILY_VERSION,
     _fmix64,
@@ -45,6 +47,7 @@ from neardup_pipeline.methods.minhash import (
 from neardup_pipeline.methods.rarewords import distinct_words, sorted_intersection
 from neardup_pipeline.methods.rarewords import weighted_jaccard as weighted_set_jaccard
 from neardup_pipeline.methods.reword import Codes, RewordRule, edit_pattern, word_codes
+from neardup_pipeline.setting import doc
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.subject import F64Array, leans_on_own_subject
@@ -132,41 +135,64 @@ def template_twins(a: BagSignature, b: BagSignature, margin: float, max_words: i
         leans_on_own_subject(in_b[mine:], in_a[mine:], margin)
 
 
-def topic_shift(a: BagSignature, b: BagSignature, max_words: int) -> float:
-    """How far each page leans on a term the other lacks or barely uses: the smaller of the two
-    largest one-sided log-TF weight differences.
-
-    Template twins ("DROP SCHEMA" / "DROP DOMAIN") trade their key term, used a dozen times each:
-    both sides shift by 2-4 weight units. Edits and copies do not: random word changes shift a
-    side by about one unit (a word used once), and a copy under other chrome shifts one side
-    only. Words beyond a truncated bag's sample are unknown, so they do not count as absent.
-    """
-    ia, ib = sorted_intersection(a.words, b.words)
-    wa, wb = a.weights.astype(np.float64), b.weights.astype(np.float64)
-    shared = wa[ia] - wb[ib]
-    only_a = _exclusive_weights(wa, a, ia, b, max_words)
-    only_b = _exclusive_weights(wb, b, ib, a, max_words)
-    a_leans = max(float(shared.max(initial=0.0)), float(only_a.max(initial=0.0)))
-    b_leans = max(float((-shared).max(initial=0.0)), float(only_b.max(initial=0.0)))
-    return min(a_leans, b_leans)
-
-
-def _exclusive_weights(
-    weights: npt.NDArray[np.float64], a: BagSignature, shared: npt.NDArray[np.intp],
-    b: BagSignature, max_words: int,
-) -> npt.NDArray[np.float64]:
-    """Weights of a's words absent from b (only below b's sample bound when b was truncated)."""
-    mask = np.ones(a.words.size, dtype=bool)
-    mask[shared] = False
-    if b.words.size >= max_words:
-        mask &= a.words <= b.words[-1]
-    return weights[mask]
-
-
 def band_keys(minimums: U64Array, bands: int) -> list[str]:
     """One key per band of len/bands consecutive minimums: equal bands make a candidate."""
     hashes = chunk_hashes(minimums.astype(">u8").tobytes(), bands)
     return [f"{i}:{h:016x}" for i, h in enumerate(hashes)]
+
+
+@dataclass(frozen=True)
+class BagSettings:
+    """What the bag method reads (its 84 word-set minimums are a constant: WORD_SET_HASHES)."""
+
+    PREFIX: ClassVar[str] = "bag_"
+
+    threshold: float = field(default=0.6, metadata=doc("Weighted Jaccard of the two log-TF bags"))
+    bands: int = field(
+        default=21,
+        metadata=doc(
+            "Lookup bands of the 84 word-set minimums (must divide 84; 21 bands of 4: a "
+            "candidate with probability 1 - (1 - s^4)^21)"
+        ),
+    )
+    max_words: int = field(default=4096, metadata=doc("Words kept per page (smallest hashes)"))
+    order_threshold: float = field(
+        default=0.5,
+        metadata=doc("3-word shingle resemblance that must confirm a bag match"),
+    )
+    subject_margin: float = field(
+        default=2.0,
+        metadata=doc(
+            "Template twins by title: two pages whose titles each name a subject word the "
+            "other's lacks, each page naming its own at least this many times more than the "
+            "other page does, are never near-duplicates, whatever any method says; `0` "
+            "turns the check off"
+        ),
+    )
+    reword_max_changed: float = field(
+        default=0.3,
+        metadata=doc(
+            "Below the order threshold: a match when the aligned words differ on at most "
+            "this share of the canonical words, with no word swapped for the same word "
+            "twice; `0` turns the rewording check off"
+        ),
+    )
+    reword_max_run: float = field(
+        default=2.0,
+        metadata=doc("Rewording check: mean length of a differing run, in words, at most"),
+    )
+
+    def __post_init__(self) -> None:
+        if not 0 < self.threshold <= 1 or self.max_words < 1:
+            raise ConfigError("bag_threshold must lie in (0, 1] and bag_max_words be >= 1")
+        if self.bands < 1 or WORD_SET_HASHES % self.bands:
+            raise ConfigError("bag_bands must divide the 84 word-set minimums (e.g. 21, 14, 12)")
+        if self.subject_margin < 0:
+            raise ConfigError("bag_subject_margin must be >= 0 (0 turns the subject check off)")
+        if not 0 <= self.reword_max_changed <= 1 or self.reword_max_run < 1:
+            raise ConfigError(
+                "bag_reword_max_changed must lie in [0, 1] (0: off) and bag_reword_max_run be >= 1"
+            )
 
 
 @dataclass(frozen=True)
@@ -179,7 +205,6 @@ class BagMethod:
     max_words: int = 4096
     order_threshold: float = 0.5  # resemblance of 3-word shingles that confirms a bag match
     order_shingle: int = ORDER_SHINGLE_WORDS
-    topic_shift: float = 0.0  # > 0: both pages leaning this much on their own term are twins
     subject_margin: float = 2.0  # > 0: pages each naming their title's subject this much more
     reword: RewordRule | None = field(default_factory=RewordRule)  # None: order check alone
     reword_words: int = 2048  # words kept in order for the rewording check
@@ -199,7 +224,7 @@ class BagMethod:
                 "family": f"a*fmix64(x)+b v{FAMILY_VERSION}",
                 "max_words": self.max_words, "seed": self.seed, "weights": "1+ln(tf)",
                 "order_threshold": self.order_threshold, "order_shingle": self.order_shingle,
-                "topic_shift": self.topic_shift,
+                "topic_shift": 0.0,  # no topic-shift check: the indexes' parameters keep it
                 "subject": {"margin": self.subject_margin,
                             "words": "title, section number and numbers out"},
                 "reword": None if self.reword is None else {
@@ -270,7 +295,6 @@ class BagMethod:
         return similarity, (
             similarity >= self.threshold
             and (resemblance(a.order, b.order) >= self.order_threshold or self._reworded(a, b))
-            and not (self.topic_shift and topic_shift(a, b, self.max_words) >= self.topic_shift)
             and not self.twins(a, b)
         )
 
@@ -284,9 +308,7 @@ class BagMethod:
             "shared_words": shared, "words_a": int(a.words.size), "words_b": int(b.words.size),
             "shared_bands": len(set(self.keys(a)) & set(self.keys(b))),
             "order_resemblance": round(resemblance(a.order, b.order), 4),
-            "topic_shift": round(topic_shift(a, b, self.max_words), 4),
             "threshold": self.threshold, "order_threshold": self.order_threshold,
-            "topic_shift_limit": self.topic_shift,
             "subject_words": [int(a.subject.size), int(b.subject.size)],
             "template_twins": self.twins(a, b),
             "edits": edit_pattern(a.sequence, b.sequence).as_dict(),

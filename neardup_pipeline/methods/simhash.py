@@ -1,27 +1,21 @@
 """Charikar's simhash over 64-bit shingle hashes, Hamming distance, and the block keys of
-Manku, Jain & Das Sarma (2007) that find every fingerprint within distance k.
-
-Feature weights: TF (each occurrence of a shingle counts once: the default) or TF x IDF, as
-Charikar's and Manku et al.'s weighted features allow. IDF comes from a frozen DF table of words
-(`idf.IdfTable`): word DF is what an index keeps, and a shingle's DF is bounded by the DF of each
-of its words (a page holding the shingle holds every one of its words), so the shingle's IDF is
-at least its rarest word's. We take that bound: exact for phrases whose words occur together
-(boilerplate, navigation), conservative otherwise, and it needs no shingle-level table (one entry
-per distinct shingle of the corpus, many times the vocabulary).
+Manku, Jain & Das Sarma (2007) that find every fingerprint within distance k. Each shingle
+occurrence weighs 1 (TF).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup_pipeline.config import Weighting
-from neardup_pipeline.methods.idf import IdfTable
+from neardup_pipeline.errors import ConfigError
+from neardup_pipeline.setting import doc
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
 
@@ -57,16 +51,6 @@ def numpy_simhash(hashes: U64Array, weights: npt.NDArray[np.floating] | None = N
         w = np.asarray(weights, dtype=np.float64)
         positive = 2 * (w @ bits) > w.sum()
     return int.from_bytes(np.packbits(positive).tobytes(), "big")
-
-
-def shingle_weights(word_idf: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.int64]:
-    """Weight of each overlapping `size`-word shingle: the largest IDF among its words (the
-    shingles of `ShingleHasher.shingle_hashes`: one over the whole text when it is shorter)."""
-    if word_idf.size == 0:
-        return np.empty(0, dtype=np.int64)
-    width = min(size, word_idf.size)
-    windows = np.lib.stride_tricks.sliding_window_view(word_idf, width)
-    return np.asarray(windows.max(axis=1), dtype=np.int64)
 
 
 def hamming(a: int, b: int) -> int:
@@ -105,38 +89,48 @@ def block_keys(fingerprint: int, blocks: int = 4, k: int = 3) -> list[str]:
 
 
 @dataclass(frozen=True)
+class SimhashSettings:
+    """What the simhash method reads."""
+
+    PREFIX: ClassVar[str] = "simhash_"
+
+    shingle: int = field(default=3, metadata=doc("Words per shingle"))
+    k: int = field(
+        default=3,
+        metadata=doc(
+            "Max Hamming distance (of 64 bits) of a near-duplicate; the lookup splits the "
+            "fingerprint into k + 1 blocks, one key each (pigeonhole: k = 3, 4 keys of 16 "
+            "bits)"
+        ),
+    )
+
+    def __post_init__(self) -> None:
+        if self.shingle < 1:
+            raise ConfigError("simhash_shingle must be >= 1")
+        if not 0 <= self.k < BITS:
+            raise ConfigError(f"simhash_k must lie in [0, {BITS - 1}]")
+
+
+@dataclass(frozen=True)
 class SimhashMethod:
     """Charikar simhash as a detection method: 64 bits over word shingles, duplicate at <= k
-    (Manku et al.: k = 3 at 64 bits, found through the keys of 4 blocks)."""
+    (Manku et al.: k = 3 at 64 bits), found through the keys of k + 1 blocks."""
 
     shingle: int = 3
     k: int = 3
-    blocks: int = 4
-    weighting: Weighting = "tf"
-    idf: IdfTable | None = None  # the frozen DF table of `weighting="idf"`
     name: str = "simhash"
 
-    def __post_init__(self) -> None:
-        if self.weighting not in ("tf", "idf"):
-            raise ValueError(f"simhash weighting must be 'tf' or 'idf', got {self.weighting!r}")
-        if self.weighting == "idf" and self.idf is None:
-            raise ValueError("simhash idf weighting needs a DF table")
+    @property
+    def blocks(self) -> int:
+        """k + 1 blocks: any two fingerprints within distance k agree on one whole block at
+        least (the pigeonhole bound), and one block per key keeps the keys fewest."""
+        return self.k + 1
 
     def params(self) -> dict[str, object]:
-        params: dict[str, object] = {
-            "bits": BITS, "shingle": self.shingle, "k": self.k, "blocks": self.blocks,
-        }
-        if self.idf is not None and self.weighting == "idf":  # tf, the default, goes unnamed
-            params["weighting"] = {"kind": "idf", "shingle_idf": "max-word", **self.idf.params()}
-        return params
+        return {"bits": BITS, "shingle": self.shingle, "k": self.k, "blocks": self.blocks}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> int:
-        hashes = hasher.shingle_hashes(words, self.shingle)
-        if self.idf is None or self.weighting != "idf":
-            return simhash(hashes)
-        weights = shingle_weights(self.idf.idf(hasher.word_hashes(words)), self.shingle)
-        # integer weights in float64: sums below 2**53 are exact in any order (BLAS included)
-        return simhash(hashes, weights.astype(np.float64))
+        return simhash(hasher.shingle_hashes(words, self.shingle))
 
     def keys(self, fingerprint: int) -> list[str]:
         return block_keys(fingerprint, self.blocks, self.k)

@@ -181,7 +181,7 @@ def can_check_in_child(config: NearDupConfig) -> bool:
     """Whether one child process can own the whole check: an embedded index (memory, SQLite),
     self-contained methods, and no Elasticsearch pages index to keep beside it."""
     embedded = config.backend == "memory" or config.backend.startswith("sqlite:")
-    return embedded and can_offload(config) and not config.pages_index
+    return embedded and can_offload(config) and not config.elastic.pages_index
 
 
 class CheckProcess(_ChildPool[OrderedChild]):

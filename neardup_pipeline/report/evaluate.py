@@ -21,8 +21,7 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.methods.anchors.fit import fit_corpus
-from neardup_pipeline.methods.anchors.model import AnchorModel
-from neardup_pipeline.methods.idf import IdfTable, fit_texts
+from neardup_pipeline.methods.anchors.model import AnchorModel, FitSettings
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 
 Pair = tuple[str, str]
@@ -150,20 +149,11 @@ def cluster(
 
 def _anchors_model(documents: Sequence[Document], config: NearDupConfig) -> AnchorModel | None:
     """Anchors need a fitted model: the configured one, else one fitted on these documents."""
-    if config.anchors_model:
+    if config.anchors.model:
         return None  # the method loads it from the configuration
     reader = Fingerprinter(config.replace(methods=("simhash",)))
-    return fit_corpus((reader.text_of(doc)[0] for doc in documents), config)
-
-
-def _idf_table(documents: Sequence[Document], config: NearDupConfig) -> IdfTable | None:
-    """Simhash idf weighting needs a frozen DF table: the configured one, else one fitted on
-    these documents (their words only: no gold label is read)."""
-    if (config.simhash_weighting != "idf" or "simhash" not in config.method_names
-            or config.simhash_idf_model):
-        return None
-    reader = Fingerprinter(config.replace(methods=("simhash",), simhash_weighting="tf"))
-    return fit_texts((reader.text_of(doc)[0] for doc in documents), config)
+    return fit_corpus((reader.text_of(doc)[0] for doc in documents), config.text,
+                      FitSettings(min_bits=config.anchors.min_bits))
 
 
 def rekey(fp: Fingerprint, fingerprinter: Fingerprinter) -> Fingerprint:
@@ -195,8 +185,7 @@ def evaluate(
     for method in methods:
         config = base.replace(methods=(method,))
         model = _anchors_model(documents, config) if method == "anchors" else None
-        table = _idf_table(documents, config)
-        fingerprinter = Fingerprinter(config, model, table)
+        fingerprinter = Fingerprinter(config, model)
         fingerprints = (
             [fingerprinter.fingerprint(doc) for doc in documents]
             if method in SELF_CONTAINED else None
@@ -205,11 +194,8 @@ def evaluate(
         sweep = []
         parameter, values = SWEEPS.get(method, ("", ()))
         for value in values:
-            changes: dict[str, Any] = {parameter: value}
-            if parameter == "simhash_k":  # pigeonhole needs more blocks than bits allowed to differ
-                changes["simhash_blocks"] = max(config.simhash_blocks, int(value) + 1)
-            swept = config.replace(**changes)
-            clusters = cluster(documents, swept, fingerprints, Fingerprinter(swept, model, table))
+            swept = config.replace(**{parameter: value})
+            clusters = cluster(documents, swept, fingerprints, Fingerprinter(swept, model))
             scores = score(clusters, gold)
             sweep.append({"parameter": parameter, "value": value, **scores.as_dict()})
         reports.append(

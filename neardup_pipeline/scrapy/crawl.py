@@ -127,7 +127,7 @@ def _crawl(settings: Any, start_url: str) -> tuple[list[Outcome], dict[str, Any]
 
 
 def _fields(settings: Any) -> dict[str, str]:
-    from neardup_pipeline.config import TagFields
+    from neardup_pipeline.scrapy.settings import TagFields
 
     fields = TagFields(**settings.getdict("NEARDUP_TAG_FIELDS"))
     return {"of": fields.of, "similarity": fields.similarity, "method": fields.method,
@@ -177,7 +177,7 @@ def _print_summary(
     where = f"demo site served from {_demo_dir()} at {start_url}" if demo else start_url
     print(f"\nneardup crawl: {where}", file=out)
     print(f"  backend {redact_backend(config.backend)}{' (fresh)' if fresh else ''}, "
-          f"action {config.action}, methods {','.join(config.method_names)}\n", file=out)
+          f"action {config.scrapy.action}, methods {','.join(config.method_names)}\n", file=out)
     nearest = _nearest_notes(outcomes, config) if demo or len(outcomes) <= NEAREST_LIMIT else {}
     width = max([len(short(o.url)) for o in outcomes] + [20])
     for o in outcomes:
@@ -194,7 +194,7 @@ def _print_summary(
             if o.url in nearest:
                 near_url, distance = nearest[o.url]
                 note += (f"; nearest page {short(near_url)} at simhash distance {distance} "
-                         f"(> k={config.simhash_k}, not flagged)")
+                         f"(> k={config.simhash.k}, not flagged)")
         print(f"  {word:<8} {short(o.url):<{width}}  {note}", file=out)
     kept = sum(o.kept for o in outcomes)
     print(f"\n{len(outcomes)} pages: {kept} kept, {len(outcomes) - kept} dropped", file=out)
@@ -229,7 +229,7 @@ def _nearest_notes(outcomes: list[Outcome], config: Any) -> dict[str, tuple[str,
         sig = int(fp.signatures["simhash"])
         if o.duplicate_of is None and seen:
             distance, near = min((hamming(sig, s), u) for u, s in seen)
-            if config.simhash_k < distance <= 4 * config.simhash_k:
+            if config.simhash.k < distance <= 4 * config.simhash.k:
                 notes[o.url] = (near, distance)
         seen.append((o.url, sig))
     return notes

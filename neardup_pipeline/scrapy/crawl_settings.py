@@ -2,7 +2,7 @@
 NEARDUP_* from the environment (the docker compose file passes NEARDUP_BACKEND, NEARDUP_ACTION
 and START_URL).
 
-Every NearDupConfig field can be set as an environment variable NEARDUP_<FIELD> (for example
+Every neardup setting can be set as an environment variable NEARDUP_<FLAT NAME> (for example
 NEARDUP_BACKEND=http://es:9200, NEARDUP_ACTION=tag, NEARDUP_METHODS=simhash,
 NEARDUP_PAGES_INDEX=neardup-pages, NEARDUP_ES_API_KEY=...); values are strings and Scrapy's
 typed getters parse them ("true", "3", "a,b", JSON for NEARDUP_TAG_FIELDS).
@@ -10,10 +10,9 @@ typed getters parse them ("true", "3", "a,b", JSON for NEARDUP_TAG_FIELDS).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
-from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.config import flat_settings
 
 BOT_NAME = "neardup-crawler"
 
@@ -44,10 +43,9 @@ REMOTE_CONTROL_ENABLED = False
 FEED_EXPORT_ENCODING = "utf-8"
 
 # NEARDUP_<FIELD> from the environment, for every field neardup knows (nothing else is read).
-for _field in dataclasses.fields(NearDupConfig):
-    _name = "NEARDUP_" + _field.name.upper()
+for _name in (flat.scrapy_name for flat in flat_settings()):
     if os.environ.get(_name):
         globals()[_name] = os.environ[_name]
 if os.environ.get("NEARDUP_ENABLED"):
     NEARDUP_ENABLED = os.environ["NEARDUP_ENABLED"]
-del _field, _name
+del _name

@@ -19,6 +19,7 @@ from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.scrapy.check import PageChecker, choose_checker
 from neardup_pipeline.scrapy.check.worker import WorkerThread
 from neardup_pipeline.scrapy.stats import STATS_PREFIX, CrawlStats
+from neardup_pipeline.text.extract import walk_in_use
 from neardup_pipeline.verdict.deduplicator import Verdict
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ class NearDupPipeline:
             raise
         self._checker = checker
         self.stats.publish(checker.counts())
+        logger.info("neardup: HTML walk: %s", walk_in_use())
 
     async def close_spider(self) -> None:
         checker, self._checker = self._checker, None
@@ -88,9 +90,9 @@ class NearDupPipeline:
         doc = self._document(adapter)
         if doc is None:
             self.stats.inc("no_content")
-            self._set(adapter, self.config.tag_fields.status, "no_content")
+            self._set(adapter, self.config.scrapy.tag_fields.status, "no_content")
             logger.warning("neardup: item has neither %r nor %r; kept unchecked",
-                           self.config.html_field, self.config.text_field)
+                           self.config.scrapy.html_field, self.config.scrapy.text_field)
             return item
         checker = self._checker
         assert checker is not None, "the spider is not open"
@@ -98,14 +100,14 @@ class NearDupPipeline:
             checked = await checker.check(doc)
         except Exception as exc:
             self.stats.inc("errors")
-            if self.config.on_error == "fail":
+            if self.config.scrapy.on_error == "fail":
                 logger.error("neardup: check of %s failed, closing spider: %r", doc.doc_id, exc)
                 raise CloseSpider(f"neardup_error: {exc}") from exc
             logger.exception("neardup: check of %s failed; item kept unchecked", doc.doc_id)
-            self._set(adapter, self.config.tag_fields.status, "error")
+            self._set(adapter, self.config.scrapy.tag_fields.status, "error")
             return item
         self.stats.publish(checker.counts())
-        if (checked.verdict.status == "unchecked" and self.config.on_error == "fail"
+        if (checked.verdict.status == "unchecked" and self.config.scrapy.on_error == "fail"
                 and checker.unavailable):
             self._close_unavailable()
         if checked.promoted:
@@ -124,14 +126,14 @@ class NearDupPipeline:
                 reason="neardup_es_unavailable"))
 
     def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> Any:
-        fields = self.config.tag_fields
+        fields = self.config.scrapy.tag_fields
         if verdict.status != "ok":
             self.stats.inc(verdict.status)
             self._set(adapter, fields.status, verdict.status)
             return item
         if not verdict.is_duplicate:
             self.stats.inc("unique")
-            if self.config.action == "tag":
+            if self.config.scrapy.action == "tag":
                 self._tag(adapter, verdict)
             return item
         self.stats.inc("duplicates")
@@ -142,7 +144,7 @@ class NearDupPipeline:
             self._tag(adapter, verdict)
             self._set(adapter, fields.status, "canonical")
             return item
-        if self.config.action == "drop":
+        if self.config.scrapy.action == "drop":
             self.stats.inc("dropped")
             raise NearDuplicate(verdict)
         self.stats.inc("tagged")
@@ -150,7 +152,7 @@ class NearDupPipeline:
         return item
 
     def _tag(self, adapter: ItemAdapter, verdict: Verdict) -> None:
-        fields = self.config.tag_fields
+        fields = self.config.scrapy.tag_fields
         self._set(adapter, fields.of, verdict.duplicate_of)
         self._set(adapter, fields.similarity, verdict.similarity)
         self._set(adapter, fields.method, verdict.method)
@@ -158,12 +160,12 @@ class NearDupPipeline:
         self._set(adapter, fields.status, "checked")
 
     def _document(self, adapter: ItemAdapter) -> Document | None:
-        html = adapter.get(self.config.html_field)
-        text = adapter.get(self.config.text_field)
+        html = adapter.get(self.config.scrapy.html_field)
+        text = adapter.get(self.config.scrapy.text_field)
         if html is None and text is None:
             return None
-        url = adapter.get(self.config.url_field)
-        doc_id = adapter.get(self.config.id_field) or url
+        url = adapter.get(self.config.scrapy.url_field)
+        doc_id = adapter.get(self.config.scrapy.id_field) or url
         if not doc_id:
             doc_id = f"item-{uuid.uuid4().hex}"
             self.stats.inc("no_id")

@@ -74,8 +74,9 @@ class ShingleHasher:
     def _word_hashes(self, words: Sequence[str]) -> U64Array:
         store = self._store
         cache = store.table
-        # Every word known (most pages of a crawl): no set of the page's words (40 -> 26 us; in
-        # the C loop, 8 us); by object, where the page's words are those of the pages before.
+        # Every word known (most pages of a crawl): the C loop reads the cache without building
+        # a set of the page's words; by object, where the page's words are those of the pages
+        # before.
         memo = store.by_object
         if memo is not None and isinstance(words, list):
             known = memo.lookup(words)

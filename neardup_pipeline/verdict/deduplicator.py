@@ -153,7 +153,6 @@ class Deduplicator:
         cand_sigs = self._decoded(entry)
         sims: dict[str, float] = {}
         best: _Match | None = None
-        exact_only = self._too_short(fp, entry)
         twins: bool | None = None  # asked once, and only of a pair some method matches
         for name, caps in self.fingerprinter.capabilities.items():
             if name not in cand_sigs or name not in fp.signatures:
@@ -163,8 +162,6 @@ class Deduplicator:
             scores[name] = max(scores.get(name, 0.0), sim)
             if caps.warms_up is not None and caps.warms_up.warming_up(fp.signatures[name]):
                 continue  # DF too young to decide on
-            if exact_only and entry.meta.get("content_hash") != fp.content_hash:
-                continue
             if duplicate and (best is None or sim > best.similarity):
                 if twins is None:
                     twins = self._template_twins(fp, cand_sigs)
@@ -180,13 +177,6 @@ class Deduplicator:
                     and caps.finds_twins.twins(fp.signatures[name], cand_sigs[name]):
                 return True
         return False
-
-    def _too_short(self, fp: Fingerprint, entry: IndexEntry) -> bool:
-        """Either side has fewer than min_near_words words (an entry without a stored word
-        count counts as long)."""
-        floor = self.fingerprinter.config.min_near_words
-        stored = entry.meta.get("words")
-        return fp.word_count < floor or (isinstance(stored, int) and stored < floor)
 
     def _decoded(self, entry: IndexEntry) -> dict[str, Any]:
         """A stored entry's signatures, decoded once: the same originals are candidates again and
@@ -214,7 +204,7 @@ class Deduplicator:
             "url": url,
             "added": time.time(),
             "content_hash": fp.content_hash,  # re-crawl: tells a changed page from the same one
-            "words": fp.word_count,  # short pages match exact copies only (min_near_words)
+            "words": fp.word_count,
         }
         if verdict.to_original:
             meta["to_original"] = to_original_meta(verdict.to_original, verdict.original_hash)
@@ -238,7 +228,7 @@ class Deduplicator:
         if not any(caps.learns_words is not None for caps in capabilities):
             return
         words = self.fingerprinter.normalizer.words(self.fingerprinter.text_of(doc)[0]).words
-        if len(words) >= self.config.min_tokens:
+        if len(words) >= self.config.text.min_tokens:
             hashes = np.unique(self.fingerprinter.hasher.word_hashes(words))
             self.index.add_document_frequencies(doc.doc_id, hashes.tolist())
 
@@ -334,7 +324,8 @@ class Deduplicator:
         """The record policy, in one place: count words, store by policy, replay warm-ups."""
         if verdict.status == "ok":
             self.count_words(fp)
-        if verdict.status == "ok" and (not verdict.is_duplicate or self.config.index_duplicates):
+        keep = not verdict.is_duplicate or self.config.verdict.index_duplicates
+        if verdict.status == "ok" and keep:
             self.record(fp, verdict, url)
         for replay in self._replays:
             replay.replay(self.index)

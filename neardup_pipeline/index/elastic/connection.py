@@ -55,15 +55,15 @@ def describe(exc: BaseException) -> str:
 def client_from_config(url: str, config: NearDupConfig) -> tuple[Elasticsearch, str]:
     """A client for `url` from the config (or NEARDUP_ES_* environment), and the URL without
     its credentials, for messages."""
-    api_key = config.es_api_key or os.environ.get("NEARDUP_ES_API_KEY") or None
-    basic_auth = config.es_basic_auth
+    api_key = config.elastic.api_key or os.environ.get("NEARDUP_ES_API_KEY") or None
+    basic_auth = config.elastic.basic_auth
     if basic_auth is None and os.environ.get("NEARDUP_ES_USERNAME"):
         basic_auth = (
             os.environ["NEARDUP_ES_USERNAME"],
             os.environ.get("NEARDUP_ES_PASSWORD", ""),
         )
     kwargs: dict[str, Any] = {
-        "request_timeout": config.es_request_timeout,
+        "request_timeout": config.elastic.request_timeout,
         "max_retries": 0,  # Connection.call retries, within the bounded wait es_retry_seconds
     }
     if api_key:
@@ -71,13 +71,13 @@ def client_from_config(url: str, config: NearDupConfig) -> tuple[Elasticsearch, 
     elif basic_auth is not None:
         kwargs["basic_auth"] = tuple(basic_auth)
     if url.startswith("https://"):
-        kwargs["verify_certs"] = config.es_verify_certs
-        if config.es_ca_certs:
-            kwargs["ca_certs"] = config.es_ca_certs
+        kwargs["verify_certs"] = config.elastic.verify_certs
+        if config.elastic.ca_certs:
+            kwargs["ca_certs"] = config.elastic.ca_certs
     location = redact_backend(url)
     log.info(
         "neardup: Elasticsearch fingerprint index %r at %s (auth: %s)",
-        config.fingerprint_index,
+        config.elastic.fingerprint_index,
         location,
         "api key" if api_key else "basic" if basic_auth else "none",
     )

@@ -82,11 +82,11 @@ class ElasticIndex:
         try:
             return cls(
                 client,
-                fingerprint_index=config.fingerprint_index,
-                pages_index=config.pages_index,
-                bulk_size=config.es_bulk_size,
+                fingerprint_index=config.elastic.fingerprint_index,
+                pages_index=config.elastic.pages_index,
+                bulk_size=config.elastic.bulk_size,
                 location=location,
-                retry_seconds=config.es_retry_seconds,
+                retry_seconds=config.elastic.retry_seconds,
             )
         except BaseException:
             client.close()

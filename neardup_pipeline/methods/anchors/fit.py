@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.methods.anchors.model import AnchorModel, FitSettings, normalizer_for
+from neardup_pipeline.text.settings import TextSettings
 
 _OFFSET = 4.0  # per-word offset for global searchsorted: every per-word value lies in [0, 2]
 
@@ -240,17 +240,7 @@ def fit(
     )
 
 
-def fit_settings(config: NearDupConfig) -> FitSettings:
-    """The fit settings a configuration names (NEARDUP_ANCHORS_*)."""
-    return FitSettings(
-        words=config.anchors_words, min_df=config.anchors_min_df, max_df=config.anchors_max_df,
-        floor_precision=config.anchors_floor_precision, edit=config.anchors_edit,
-        edit_floor=config.anchors_edit_floor, min_bits=config.anchors_min_bits,
-    )
-
-
-def fit_corpus(texts: Iterable[str], config: NearDupConfig) -> AnchorModel:
-    """Fit on raw texts with the configuration's normaliser and fit settings."""
-    normalizer = normalizer_for(config)
-    return fit((normalizer.words(t).words for t in texts), fit_settings(config),
-               normalizer.params())
+def fit_corpus(texts: Iterable[str], text: TextSettings, settings: FitSettings) -> AnchorModel:
+    """Fit on raw texts, read into words by the text settings' normaliser."""
+    normalizer = normalizer_for(text)
+    return fit((normalizer.words(t).words for t in texts), settings, normalizer.params())

@@ -8,14 +8,16 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
-from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import AnchorModelError, ConfigError
 from neardup_pipeline.methods.anchors.model import AnchorModel, check_normalizer, normalizer_for
+from neardup_pipeline.setting import doc
 from neardup_pipeline.sketch.shingles import ShingleHasher
+from neardup_pipeline.text.settings import TextSettings
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,44 @@ class AnchorSignature:
 def _digest(bits: Iterable[int]) -> str:
     data = np.asarray(list(bits), dtype=">u4").tobytes()
     return hashlib.blake2b(data, digest_size=10).hexdigest()
+
+
+@dataclass(frozen=True)
+class AnchorsSettings:
+    """What the anchors method and the pipeline's warm-up read (how a model is fitted is the fit
+    command's: FitSettings)."""
+
+    PREFIX: ClassVar[str] = "anchors_"
+
+    model: str | None = field(
+        default=None,
+        metadata=doc(
+            "Fitted anchors model (JSON, `neardup anchors fit`); unset: fitted from the "
+            "first pages (warm-up) with the fit command's defaults"
+        ),
+    )
+    model_out: str | None = field(
+        default=None,
+        metadata=doc("Save the model fitted at warm-up here (reuse it as `NEARDUP_ANCHORS_MODEL`)"),
+    )
+    warmup: int = field(default=1000, metadata=doc("M: pages to fit on when no model is given"))
+    min_bits: int = field(
+        default=3,
+        metadata=doc(
+            "Fewer set bits: never a duplicate, not indexed by anchors (near-empty "
+            "signatures must not collide); the warm-up fit covers pages with this many bits"
+        ),
+    )
+    tolerance: int = field(
+        default=0,
+        metadata=doc("Hamming distance still a duplicate (0-3; adds deletion-neighbourhood keys)"),
+    )
+
+    def __post_init__(self) -> None:
+        if min(self.warmup, self.min_bits) < 1 or not 0 <= self.tolerance <= 3:
+            raise ConfigError(
+                "anchors_warmup and anchors_min_bits must be >= 1, anchors_tolerance 0-3"
+            )
 
 
 @dataclass(frozen=True)
@@ -100,22 +140,24 @@ class AnchorsMethod:
         }
 
 
-def anchors_method(config: NearDupConfig, model: AnchorModel | None = None) -> AnchorsMethod:
-    """The anchors method of a configuration: `model`, else the file config.anchors_model."""
+def anchors_method(
+    settings: AnchorsSettings, text: TextSettings, model: AnchorModel | None = None,
+) -> AnchorsMethod:
+    """The anchors method of the settings: `model`, else the file settings.model names; refused
+    when the model was fitted with other text rules."""
     if model is None:
-        if not config.anchors_model:
+        if not settings.model:
             raise ConfigError(
                 "the anchors method needs a fitted model: set NEARDUP_ANCHORS_MODEL (or "
                 "--anchors-model), fit one with `neardup anchors fit`, or let the pipeline fit "
                 "one from its first pages"
             )
         try:
-            model = AnchorModel.load(config.anchors_model)
+            model = AnchorModel.load(settings.model)
         except AnchorModelError as exc:
             raise ConfigError(str(exc)) from exc
     try:
-        check_normalizer(model, normalizer_for(config).params())
+        check_normalizer(model, normalizer_for(text).params())
     except AnchorModelError as exc:
         raise ConfigError(str(exc)) from exc
-    return AnchorsMethod(model, min_bits=config.anchors_min_bits,
-                         tolerance=config.anchors_tolerance)
+    return AnchorsMethod(model, min_bits=settings.min_bits, tolerance=settings.tolerance)

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import AnchorModelError
 from neardup_pipeline.methods.modelfile import read_json_object
 from neardup_pipeline.text.normalize import Normalizer
+from neardup_pipeline.text.settings import TextSettings
 
 FORMAT = "neardup-anchors"
 MODEL_VERSION = 1
@@ -28,7 +28,8 @@ MODEL_VERSION = 1
 
 @dataclass(frozen=True)
 class FitSettings:
-    """How a model is fitted (stored in the model file)."""
+    """How a model is fitted (stored in the model file): the flags of `neardup anchors fit`; the
+    pipeline's warm-up fit takes these defaults."""
 
     words: int = 3000  # N: 3-5 thousand at web scale; small corpora give fewer
     min_df: int = 3
@@ -144,7 +145,7 @@ def check_normalizer(model: AnchorModel, wanted: Mapping[str, object]) -> None:
         )
 
 
-def normalizer_for(config: NearDupConfig) -> Normalizer:
+def normalizer_for(text: TextSettings) -> Normalizer:
     """The normaliser every method uses (the model stores its settings)."""
-    return Normalizer(config.language, remove_stopwords=config.remove_stopwords,
-                      stem=config.stem, max_token_chars=config.max_token_chars)
+    return Normalizer(text.language, remove_stopwords=text.remove_stopwords,
+                      stem=text.stem, max_token_chars=text.max_token_chars)

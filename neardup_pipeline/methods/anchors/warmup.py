@@ -21,8 +21,8 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, Membership, memberships
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.methods.anchors.fit import fit, fit_settings
-from neardup_pipeline.methods.anchors.model import AnchorModel, normalizer_for
+from neardup_pipeline.methods.anchors.fit import fit
+from neardup_pipeline.methods.anchors.model import AnchorModel, FitSettings, normalizer_for
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 
 
@@ -93,21 +93,21 @@ class AnchorsWarmup:
         others = tuple(m for m in config.method_names if m != "anchors")
         self.pre = (
             Deduplicator(
-                _WarmupView(index), config.replace(methods=others, content=config.text_content)
+                _WarmupView(index), config.replace(methods=others)
             ) if others else None
         )
         self.fingerprinter = (
             self.pre.fingerprinter if self.pre else
             # text extraction only
-            Fingerprinter(config.replace(methods=("simhash",), content=config.text_content))
+            Fingerprinter(config.replace(methods=("simhash",)))
         )
-        self.normalizer = normalizer_for(config)
+        self.normalizer = normalizer_for(config.text)
         self.pages: list[tuple[Document, list[str]]] = []
         self.failed = False
 
     @property
     def ready(self) -> bool:
-        return not self.failed and len(self.pages) >= self.config.anchors_warmup
+        return not self.failed and len(self.pages) >= self.config.anchors.warmup
 
     def process(self, doc: Document) -> Verdict:
         """Remember the page's words; the verdict is the other methods' (or "unchecked")."""
@@ -128,10 +128,11 @@ class AnchorsWarmup:
         """Fit, record the full parameters, re-check and index the warm-up pages in order."""
         self.failed = True  # a failure below must not refit at every later page
         started = time.perf_counter()
-        model = fit((words for _, words in self.pages), fit_settings(self.config),
-                    self.normalizer.params())
-        if self.config.anchors_model_out:
-            model.save(self.config.anchors_model_out)
+        # the fit command's defaults; covered pages have the bits the method asks for
+        settings = FitSettings(min_bits=self.config.anchors.min_bits)
+        model = fit((words for _, words in self.pages), settings, self.normalizer.params())
+        if self.config.anchors.model_out:
+            model.save(self.config.anchors.model_out)
         full = Deduplicator(self.index, self.config, Fingerprinter(self.config, model))
         duplicates = [v for v in (full.process(doc) for doc, _ in self.pages) if v.is_duplicate]
         report = WarmupReport(
@@ -146,7 +147,7 @@ def open_deduplicator(
     index: FingerprintIndex, config: NearDupConfig
 ) -> Deduplicator | AnchorsWarmup:
     """A Deduplicator, or the warm-up stand-in when anchors is configured without a model."""
-    if "anchors" in config.method_names and not config.anchors_model:
+    if "anchors" in config.method_names and not config.anchors.model:
         return AnchorsWarmup(index, config)
     return Deduplicator(index, config)
 

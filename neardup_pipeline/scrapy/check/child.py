@@ -42,7 +42,7 @@ class ChildProcessChecker:
             raise
         logger.info(
             "neardup: methods=%s action=%s backend=%s (%d fingerprints stored; checked in a "
-            "child process)", ",".join(self.config.method_names), self.config.action,
+            "child process)", ",".join(self.config.method_names), self.config.scrapy.action,
             redact_backend(self.config.backend), stored,
         )
 

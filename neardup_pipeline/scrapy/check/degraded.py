@@ -46,7 +46,7 @@ class DegradedMode:
         try:
             self._open_index()
         except IndexUnavailable as exc:
-            if self.config.es_start != "degraded":
+            if self.config.scrapy.es_start != "degraded":
                 self._close_spool()
                 raise
             self._fingerprinter = Fingerprinter(self.config)  # anchors without a model: ConfigError
@@ -105,13 +105,14 @@ class DegradedMode:
         logger.error(
             "neardup: Elasticsearch unavailable (%s); items pass with %s = 'unchecked' and their "
             "fingerprints are spooled to %s (checked every %g s)", exc,
-            self.config.tag_fields.status, self.config.spool_path, self.config.es_reprobe_seconds,
+            self.config.scrapy.tag_fields.status, self.config.scrapy.spool_path,
+            self.config.scrapy.es_reprobe_seconds,
         )
 
     def _recover(self) -> bool:
         """At most every es_reprobe_seconds, probe; when the server is back, replay."""
         now = time.monotonic()
-        if now - self._last_probe < self.config.es_reprobe_seconds:
+        if now - self._last_probe < self.config.scrapy.es_reprobe_seconds:
             return False
         self._last_probe = now
         try:
@@ -119,7 +120,8 @@ class DegradedMode:
                 self._open_index()  # replays the spool
             else:
                 ping = self._session.ping
-                if ping is not None and not ping.ping(min(self.config.es_request_timeout, 2.0)):
+                timeout = min(self.config.elastic.request_timeout, 2.0)
+                if ping is not None and not ping.ping(timeout):
                     return False
                 self._replay()
         except IndexUnavailable as exc:
@@ -168,7 +170,7 @@ class DegradedMode:
                 )
                 verdict = dedup.verdict_for(fp)
                 dedup.count_words(fp)
-                if not verdict.is_duplicate or self.config.index_duplicates:
+                if not verdict.is_duplicate or self.config.verdict.index_duplicates:
                     dedup.record(fp, verdict, page.url)
                 done.append(page.seq)
                 counts["replayed"] += 1

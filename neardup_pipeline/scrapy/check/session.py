@@ -119,16 +119,17 @@ class IndexSession:
             if self._pages is None:
                 from neardup_pipeline.index.elastic.pages import PagesKeeper
 
-                self._pages = PagesKeeper(store, self.config.canonical)
+                self._pages = PagesKeeper(store, self.config.scrapy.canonical)
+            best = self.config.scrapy.canonical == "best"
             placement = self._pages.record(  # the text the fingerprint was made from
                 verdict=verdict, url=doc.url, title=fp.title, text=fp.text,
-                date=page_date(doc.html, doc.url) if self.config.canonical == "best" else None,
+                date=page_date(doc.html, doc.url) if best else None,
                 move=self.dedup.last_move if isinstance(self.dedup, Deduplicator) else None,
             )
             if placement.promoted:  # a better copy: kept, its cluster's old canonical demoted
                 self.counts["canonical/promoted"] += 1
                 return True
-        elif self.config.canonical == "best" and not self._warned_canonical:
+        elif self.config.scrapy.canonical == "best" and not self._warned_canonical:
             self._warned_canonical = True
             logger.warning("neardup: NEARDUP_CANONICAL = 'best' needs the pages index "
                            "(NEARDUP_PAGES_INDEX, Elasticsearch backend); copies are checked "
@@ -168,7 +169,7 @@ class IndexSession:
 
 def _pages_store(index: FingerprintIndex, config: NearDupConfig) -> ElasticIndex | None:
     """The index that keeps the pages index (NEARDUP_PAGES_INDEX): Elasticsearch only."""
-    if not config.pages_index:
+    if not config.elastic.pages_index:
         return None
     from neardup_pipeline.index.elastic.store import ElasticIndex
 

@@ -43,7 +43,7 @@ class InThreadChecker:
         return {} if self._session is None else self._session.counts_view
 
     async def open(self) -> None:
-        spool = Spool(self.config.spool_path) if self._shared() else None
+        spool = Spool(self.config.scrapy.spool_path) if self._shared() else None
         await self._start_fingerprinting()
         self._session = session = IndexSession(self.config, self._fingerprinters())
         self._check = session if spool is None else DegradedMode(session, spool, self.config)
@@ -59,7 +59,7 @@ class InThreadChecker:
         if stored is not None:
             logger.info(
                 "neardup: methods=%s action=%s backend=%s (%d fingerprints stored)",
-                ",".join(self.config.method_names), self.config.action,
+                ",".join(self.config.method_names), self.config.scrapy.action,
                 redact_backend(self.config.backend), stored,
             )
 
@@ -134,7 +134,7 @@ class OffloadedChecker(InThreadChecker):
 
     def _start_workers(self) -> None:
         """Worker thread: start the fingerprint processes now, not on the first page."""
-        self._workers = FingerprintWorkers(self.config, self.config.fingerprint_processes)
+        self._workers = FingerprintWorkers(self.config, self.config.scrapy.fingerprint_processes)
         self._workers.warm_up()
 
     def _fingerprinters(self) -> FingerprintWorkers | None:

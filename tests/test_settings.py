@@ -1,0 +1,127 @@
+"""Settings: flat names mapped to sections, every section validating itself, the Scrapy and
+environment readers, the default fingerprint parameters, and the generated docs table."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from scrapy.settings import Settings
+
+from neardup_pipeline import Fingerprinter, NearDupConfig
+from neardup_pipeline.config import flat_settings
+from neardup_pipeline.errors import ConfigError
+from neardup_pipeline.scrapy import crawl_settings
+from neardup_pipeline.scrapy.settings import TagFields
+from neardup_pipeline.settings_doc import generated_part, settings_markdown
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
+
+# The user-facing names: NEARDUP_<NAME> in Scrapy, keys of from_mapping and replace.
+FLAT_NAMES = {
+    "methods", "backend", "content", "language", "remove_stopwords", "stem", "max_html_bytes",
+    "max_html_tags", "max_words", "max_token_chars", "min_tokens", "hash", "simhash_shingle",
+    "simhash_k", "minhash_threshold", "minhash_exact", "mode", "containment_threshold",
+    "containment_sample", "bag_threshold", "bag_bands", "bag_max_words", "bag_order_threshold",
+    "bag_subject_margin", "bag_reword_max_changed", "bag_reword_max_run", "rarewords_keys",
+    "rarewords_percentile", "rarewords_max_words", "rarewords_threshold", "rarewords_warmup",
+    "anchors_model", "anchors_model_out", "anchors_warmup", "anchors_min_bits",
+    "anchors_tolerance", "index_duplicates", "action", "on_error", "fingerprint_processes",
+    "html_field", "text_field", "url_field", "id_field", "tag_fields", "canonical", "es_start",
+    "es_reprobe_seconds", "spool_path", "fingerprint_index", "pages_index", "es_api_key",
+    "es_basic_auth", "es_verify_certs", "es_ca_certs", "es_bulk_size", "es_request_timeout",
+    "es_retry_seconds",
+}
+
+
+def test_flat_names_are_the_user_facing_names() -> None:
+    names = [flat.name for flat in flat_settings()]
+    assert len(names) == len(set(names)) and set(names) == FLAT_NAMES
+    assert all(flat.doc for flat in flat_settings())  # the docs table has a line for each
+
+
+def test_flat_names_reach_their_sections() -> None:
+    config = NearDupConfig.from_mapping({
+        "simhash_k": 2, "content": "whole", "es_bulk_size": 7, "mode": "containment",
+        "methods": "minhash,simhash", "pages_index": "pages", "tag_fields": {"of": "dup_of"},
+        "es_basic_auth": ["user", "secret"], "anchors_min_bits": 2,
+    })
+    assert config.simhash.k == 2 and config.text.content == "whole"
+    assert config.elastic.bulk_size == 7 and config.elastic.pages_index == "pages"
+    assert config.minhash.mode == "containment" and config.methods == ("minhash", "simhash")
+    assert config.scrapy.tag_fields == TagFields(of="dup_of")
+    assert config.elastic.basic_auth == ("user", "secret") and config.anchors.min_bits == 2
+    copy = config.replace(simhash_k=5, backend="memory")
+    assert copy.simhash.k == 5 and copy.backend == "memory" and config.simhash.k == 2
+    assert copy.text == config.text  # untouched sections are shared
+
+
+@pytest.mark.parametrize("changes", [
+    {"simhash_blocks": 4}, {"minhash_shingle": 5}, {"anchors_floor_precision": 0.5},
+    {"no_such_setting": 1},
+])
+def test_unknown_names_are_an_error(changes: dict[str, object]) -> None:
+    with pytest.raises(ConfigError, match="unknown neardup settings"):
+        NearDupConfig.from_mapping(changes)
+    with pytest.raises(ConfigError, match="unknown neardup settings"):
+        NearDupConfig().replace(**changes)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"content": "body"}, "content"), ({"hash": "md5"}, "hash"), ({"simhash_k": 64}, "simhash_k"),
+    ({"minhash_threshold": 0}, "thresholds"), ({"bag_bands": 5}, "bag_bands"),
+    ({"rarewords_keys": 0}, "rarewords"), ({"anchors_tolerance": 4}, "anchors"),
+    ({"action": "delete"}, "action"), ({"es_start": "later"}, "es_start"),
+    ({"es_bulk_size": 0}, "es_bulk_size"), ({"mode": "containment"}, "containment"),
+    ({"methods": ("fuzzy",)}, "methods"),
+])
+def test_each_section_validates_itself(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        NearDupConfig().replace(**changes)
+
+
+def test_scrapy_settings_use_the_flat_names() -> None:
+    settings = Settings({
+        "NEARDUP_SIMHASH_K": "2", "NEARDUP_MINHASH_EXACT": "true", "NEARDUP_BAG_THRESHOLD": "0.7",
+        "NEARDUP_METHODS": "simhash,minhash", "NEARDUP_PAGES_INDEX": "",
+        "NEARDUP_ES_BASIC_AUTH": "user,secret", "NEARDUP_TAG_FIELDS": '{"status": "dup_status"}',
+        "NEARDUP_MODE": "containment",
+    })
+    config = NearDupConfig.from_settings(settings)
+    assert config.simhash.k == 2 and config.minhash.exact and config.bag.threshold == 0.7
+    assert config.methods == ("simhash", "minhash") and config.elastic.pages_index is None
+    assert config.elastic.basic_auth == ("user", "secret")
+    assert config.scrapy.tag_fields.status == "dup_status" and config.minhash.mode == "containment"
+
+
+def test_crawl_settings_take_every_flat_name_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for flat in flat_settings():
+        monkeypatch.setenv(flat.scrapy_name, "x")
+    try:
+        module = importlib.reload(crawl_settings)
+        assert all(getattr(module, flat.scrapy_name) == "x" for flat in flat_settings())
+    finally:
+        monkeypatch.undo()
+        importlib.reload(crawl_settings)
+
+
+def test_default_fingerprint_parameters_are_the_recorded_ones() -> None:
+    """Existing indexes keep opening: the parameters a default configuration records."""
+    params = Fingerprinter(NearDupConfig(methods=("simhash", "minhash", "bag"))).params()
+    methods = params["methods"]
+    assert isinstance(methods, dict)
+    assert methods["simhash"] == {"bits": 64, "shingle": 3, "k": 3, "blocks": 4}
+    assert {key: methods["minhash"][key] for key in ("hashes", "shingle", "supers")} == {
+        "hashes": 84, "shingle": 10, "supers": 6}
+    assert methods["bag"]["hashes"] == 84 and methods["bag"]["topic_shift"] == 0.0
+    assert params["content"] == "chromeless"
+
+
+def test_docs_settings_table_is_the_generated_one() -> None:
+    assert generated_part(DOCS.read_text(encoding="utf-8")) == settings_markdown(), (
+        "docs/settings.md is stale: paste `python -m neardup_pipeline.settings_doc` between "
+        "its markers"
+    )
