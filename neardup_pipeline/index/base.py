@@ -197,3 +197,48 @@ def _declares_batch(index: object) -> TypeGuard[SupportsCandidatesMany]:
 
 def _declares_memberships(index: object) -> TypeGuard[SupportsMemberships]:
     return issubclass(type(index), SupportsMemberships)
+
+
+class ForwardingIndex:
+    """A view over another index that forwards the whole contract to it; subclasses override
+    what the view changes (a batch's prefetched lookups, a warm-up's in-memory writes). Every
+    method is declared, so capability checks see the view's own methods, never the wrapped
+    index's through attribute lookup."""
+
+    def __init__(self, index: FingerprintIndex) -> None:
+        self.index = index
+
+    def ensure_params(self, params: Mapping[str, Any]) -> None:
+        self.index.ensure_params(params)
+
+    def add(self, entry: IndexEntry) -> None:
+        self.index.add(entry)
+
+    def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
+        return self.index.candidates(keys)
+
+    def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
+        return self.index.get(ids)
+
+    def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
+        return memberships(self.index, ids)
+
+    def count(self) -> int:
+        return self.index.count()
+
+    def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
+        self.index.add_document_frequencies(doc_id, word_hashes)
+
+    def document_frequencies(
+        self, word_hashes: Iterable[int], exclude: str | None = None
+    ) -> dict[int, int]:
+        return self.index.document_frequencies(word_hashes, exclude)
+
+    def document_count(self, exclude: str | None = None) -> int:
+        return self.index.document_count(exclude)
+
+    def flush(self) -> None:
+        self.index.flush()
+
+    def close(self) -> None:
+        """The wrapped index belongs to the caller."""

@@ -12,11 +12,10 @@ that decides (deduplicator.py) and the verdicts cannot drift apart:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
-from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, Membership, memberships
+from neardup_pipeline.index.base import FingerprintIndex, ForwardingIndex, IndexEntry
 from neardup_pipeline.index.memory import MemoryIndex
 from neardup_pipeline.methods.contract import CorpusStats
 
@@ -28,11 +27,11 @@ def freeze(keys: Mapping[str, Sequence[str]]) -> FrozenKeys:
     return tuple((method, tuple(values)) for method, values in sorted(keys.items()))
 
 
-class PrefetchedIndex:
+class PrefetchedIndex(ForwardingIndex):
     """The real index, with candidate lookups answered from a batch lookup made beforehand."""
 
     def __init__(self, index: FingerprintIndex, lookups: Mapping[FrozenKeys, set[str]]) -> None:
-        self.index = index
+        super().__init__(index)
         self._lookups = lookups
         self._added = MemoryIndex()  # recorded during the batch: their keys are the current ones
         self._added_ids: set[str] = set()
@@ -47,38 +46,6 @@ class PrefetchedIndex:
         self.index.add(entry)
         self._added.add(entry)
         self._added_ids.add(entry.doc_id)
-
-    def ensure_params(self, params: Mapping[str, Any]) -> None:
-        self.index.ensure_params(params)
-
-    def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
-        return self.index.get(ids)
-
-    def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
-        return memberships(self.index, ids)
-
-    def count(self) -> int:
-        return self.index.count()
-
-    def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
-        self.index.add_document_frequencies(doc_id, word_hashes)
-
-    def document_frequencies(
-        self, word_hashes: Iterable[int], exclude: str | None = None
-    ) -> dict[int, int]:
-        return self.index.document_frequencies(word_hashes, exclude)
-
-    def document_count(self, exclude: str | None = None) -> int:
-        return self.index.document_count(exclude)
-
-    def flush(self) -> None:
-        self.index.flush()
-
-    def close(self) -> None:
-        """The real index belongs to the caller."""
-
-    def __getattr__(self, name: str) -> Any:  # optional backend features
-        return getattr(self.index, name)
 
 
 class PrefetchedFingerprints(Fingerprinter):

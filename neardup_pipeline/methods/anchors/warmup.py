@@ -19,19 +19,26 @@ from typing import Any, Protocol
 
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
-from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, Membership, memberships
+from neardup_pipeline.index.base import (
+    FingerprintIndex,
+    ForwardingIndex,
+    IndexEntry,
+    Membership,
+    memberships,
+)
 from neardup_pipeline.index.memory import MemoryIndex
 from neardup_pipeline.methods.anchors.fit import fit
 from neardup_pipeline.methods.anchors.model import AnchorModel, FitSettings, normalizer_for
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 
 
-class _WarmupView:
+class _WarmupView(ForwardingIndex):
     """The real index for lookups plus the warm-up pages so far; warm-up writes stay in memory
-    (the real index records its parameters, and the pages, once the model exists)."""
+    (the real index records its parameters, and the pages, once the model exists). Document
+    frequency is the real index's: the other methods count and read it there."""
 
     def __init__(self, index: FingerprintIndex) -> None:
-        self.index = index
+        super().__init__(index)
         self.memory = MemoryIndex()
 
     def ensure_params(self, params: Mapping[str, Any]) -> None:
@@ -56,21 +63,6 @@ class _WarmupView:
 
     def flush(self) -> None:
         """Nothing of the warm-up is written to the real index."""
-
-    def close(self) -> None:
-        """The real index belongs to the caller."""
-
-    # Document frequency is the real index's: the other methods count and read it there.
-    def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
-        self.index.add_document_frequencies(doc_id, word_hashes)
-
-    def document_frequencies(
-        self, word_hashes: Iterable[int], exclude: str | None = None
-    ) -> dict[int, int]:
-        return self.index.document_frequencies(word_hashes, exclude)
-
-    def document_count(self, exclude: str | None = None) -> int:
-        return self.index.document_count(exclude)
 
 
 @dataclass(frozen=True)
