@@ -8,6 +8,7 @@ pages reach the pipeline in link order and the original of each pair is the one 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import scrapy
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline.scrapy.spider import SiteSpider
+from neardup_pipeline.text.extract import walk_in_use
 from tests.crawl_harness import DUPLICATES, ORIGINALS, PAGES, crawl, crawl_settings, neardup_stats
 from tests.crawl_outcomes import assert_drop_outcome, assert_tag_outcome, simhash_stats
 
@@ -34,6 +36,16 @@ async def test_drop_mode_sqlite(site: str, tmp_path: Path) -> None:
     assert "html" in item and "text" not in item
     notice = result.kept["/NOTICE.txt"]
     assert "text" in notice and "html" not in notice  # plain text is not parsed as HTML
+
+
+@deferred_f_from_coro_f
+async def test_the_walk_in_use_is_logged_at_start(
+    site: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An operator sees which HTML walk reads the pages: the one `neardup --version` names."""
+    caplog.set_level(logging.INFO, logger="neardup_pipeline")
+    assert_drop_outcome(await crawl(site, crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}")))
+    assert f"neardup: HTML walk: {walk_in_use()}" in caplog.messages
 
 
 @deferred_f_from_coro_f
