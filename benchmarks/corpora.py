@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import lzma
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +19,8 @@ from pathlib import Path
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PG_DIR = SHARED_DATA / "postgresql-doc-15-two-releases"
 IG_DIR = SHARED_DATA / "debian-installation-guide-9arch"
+MULTISITE_DIR = SHARED_DATA / "web-pages-multisite"
+MULTISITE_SPLITS = {"cache": "cache-pages.tar.xz", "eval": "eval-pages.tar.xz"}
 
 
 @dataclass(frozen=True)
@@ -93,4 +97,42 @@ def installation_guide_pages() -> tuple[Page, ...]:
         if row is None:
             continue
         pages.append(Page("/".join(key), data, groups[key], row))
+    return tuple(sorted(pages, key=lambda p: p.doc_id))
+
+
+@dataclass(frozen=True)
+class LabelledPage:
+    """A real page of web-pages-multisite with its labels: snippets of its main content
+    (`main_snippets`, the labels' "with") and of its boilerplate (`chrome_snippets`, "without")."""
+
+    doc_id: str  # the file name in its archive
+    url: str
+    split: str  # "cache" or "eval": the archive it comes from
+    html: bytes
+    main_snippets: tuple[str, ...]
+    chrome_snippets: tuple[str, ...]
+
+
+@lru_cache(maxsize=4)
+def multisite_pages(split: str = "all") -> tuple[LabelledPage, ...]:
+    """The labelled pages of one archive ("cache", "eval") or of both ("all"), by file name.
+
+    Pages without a label and labels without a page (the data has both) are left out.
+    """
+    if split not in (*MULTISITE_SPLITS, "all"):
+        raise ValueError(f"split {split!r}: one of {', '.join(MULTISITE_SPLITS)}, all")
+    wanted = list(MULTISITE_SPLITS) if split == "all" else [split]
+    labels_file, *archives = _require(MULTISITE_DIR, "evaldata.json.xz",
+                                      *(MULTISITE_SPLITS[name] for name in wanted))
+    labels = json.loads(lzma.decompress(labels_file.read_bytes()))
+    by_file = {entry["file"]: (url, entry) for url, entry in labels.items()}
+    pages = []
+    for name, archive in zip(wanted, archives, strict=True):
+        for member, data in _members(archive):
+            file = member.rsplit("/", 1)[-1]
+            if file not in by_file:
+                continue
+            url, entry = by_file[file]
+            pages.append(LabelledPage(file, url, name, data, tuple(entry.get("with") or ()),
+                                      tuple(entry.get("without") or ())))
     return tuple(sorted(pages, key=lambda p: p.doc_id))

@@ -1,7 +1,7 @@
 """neardup against the peer libraries: same pages, same process, same run, one table.
 
 Usage: python benchmarks/peers.py [--pages N] [--rounds R] [--peers NAME ...] [--cache DIR]
-                                  [--no-write]
+                                  [--corpora NAME ...] [--no-write]
 
 Corpora (all real HTML):
 - postgresql: the 15.18 and 15.20 manuals from ../shared/data; gold = same page name.
@@ -11,6 +11,11 @@ Corpora (all real HTML):
   languages), fetched with `apt-get download` into --cache (outside the repository) and unpacked
   with `dpkg-deb -x`; gold = same path in both releases. Only regular files (the package's
   language-fallback symlinks are skipped).
+- cross-site: real article pages of a few hundred sites (../shared/data/web-pages-multisite),
+  each usable page's main content also placed into two other sites' pages (their chrome kept,
+  the article's headline, its title with the host's site name), four articles per host page;
+  gold = an article and its copies (`cross_site_copies.make_set`, default seed; its docstring
+  says exactly what it makes).
 
 Peers, each with the companions a user would pick for it:
 - datasketch: BeautifulSoup(lxml) text, word 5-gram set, MinHash(num_perm=128) + MinHashLSH
@@ -62,6 +67,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
+from benchmarks.cross_site_copies import DEFAULT_COPIES, make_set
 from benchmarks.provenance import git_state, machine
 
 CACHE = Path.home() / ".cache" / "neardup" / "bench"
@@ -79,6 +85,7 @@ class BenchPage:
     doc_id: str
     html: bytes
     group: str
+    copy_host: str = ""  # cross-site copies: the page whose chrome the copy wears
 
 
 @dataclass(frozen=True)
@@ -91,17 +98,29 @@ class Corpus:
 # --- corpora -----------------------------------------------------------------------------------
 
 
-def shared_corpora() -> list[Corpus]:
+def postgresql_corpus() -> Corpus:
     pg = tuple(BenchPage(p.doc_id, p.html, p.group) for p in postgresql_pages())
+    return Corpus("postgresql", pg, "PostgreSQL 15.18 + 15.20 manuals; gold: same page name")
+
+
+def guide_corpus() -> Corpus:
     guide = tuple(
         BenchPage(p.doc_id, p.html, p.group)
         for p in installation_guide_pages() if p.info["lang"] == "en"
     )
-    return [
-        Corpus("postgresql", pg, "PostgreSQL 15.18 + 15.20 manuals; gold: same page name"),
-        Corpus("guide-en", guide,
-               "installation guide, English, 9 architectures; gold: same section"),
-    ]
+    return Corpus("guide-en", guide,
+                  "installation guide, English, 9 architectures; gold: same section")
+
+
+def cross_site_corpus() -> Corpus:
+    made = make_set()
+    pages = tuple(BenchPage(d.doc_id, d.html, d.group, d.host if d.kind == "copy" else "")
+                  for d in made.docs)
+    copies = sum(d.kind == "copy" for d in made.docs)
+    return Corpus("cross-site", pages,
+                  f"real pages of many sites, {made.articles} articles each copied into "
+                  f"{DEFAULT_COPIES} other sites' pages ({copies} copies); gold: an article "
+                  "and its copies")
 
 
 def _run(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -498,7 +517,42 @@ def tables(results: list[RunResult], corpora: Sequence[Corpus]) -> str:
             lines.append(f"| {corpus.name} | {r.peer} | {r.pages / r.seconds:,.0f} "
                          f"| {r.peak_kb / 1024:,.1f} | {len(r.pairs)} | {p:.4f} | {rc:.4f} "
                          f"| {f:.4f} |")
+    lines += copies_table(results, [c for c in corpora if any(p.copy_host for p in c.pages)])
     return "\n".join(lines)
+
+
+def copies_table(results: list[RunResult], corpora: Sequence[Corpus]) -> list[str]:
+    """Copies recall and false pairs of the corpora made of copies (cross-site), per peer.
+
+    Copies recall: share of the (original, copy) pairs inside one predicted cluster. False
+    pairs: predicted pairs not in one gold group; "same host page": both wear one page's chrome
+    (two articles copied into one host, or a copy beside its host's own page).
+    """
+    if not corpora:
+        return []
+    lines = ["", "| corpus | peer | copies recall | false pairs | of them same host page |",
+             "|---|---|---|---|---|"]
+    for corpus in corpora:
+        pages = corpus.pages
+        gold = gold_pairs(corpus)
+        copies = {(a, b) for a, b in gold if not (pages[a].copy_host and pages[b].copy_host)}
+        chrome = [p.copy_host or p.doc_id for p in pages]
+        for r in (r for r in results if r.corpus == corpus.name):
+            false = r.pairs - gold
+            same_host = sum(chrome[a] == chrome[b] for a, b in false)
+            recall = len(r.pairs & copies) / len(copies) if copies else 1.0
+            lines.append(f"| {corpus.name} | {r.peer} | {recall:.4f} | {len(false)} "
+                         f"| {same_host} |")
+    return lines
+
+
+# Each corpus's loader; apache2-doc's needs --cache, so main() loads it.
+LOADERS: dict[str, Callable[[], Corpus]] = {
+    "postgresql": postgresql_corpus,
+    "guide-en": guide_corpus,
+    "cross-site": cross_site_corpus,
+}
+CORPORA = ("postgresql", "guide-en", DEBIAN_PACKAGE, "cross-site")
 
 
 def main() -> int:
@@ -512,14 +566,20 @@ def main() -> int:
                         help=f"where the Debian package is downloaded (default {CACHE})")
     parser.add_argument("--rounds", type=int, default=1,
                         help="times each peer runs each corpus (in turns); its fastest counts")
+    parser.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=list(CORPORA),
+                        help="only these corpora (default: all)")
     parser.add_argument("--no-write", action="store_true", help=f"do not write {RESULTS.name}")
     args = parser.parse_args()
 
-    corpora = shared_corpora()
-    try:
-        corpora.append(debian_corpus(args.cache))
-    except (RuntimeError, subprocess.CalledProcessError) as exc:
-        print(f"[peers] {DEBIAN_PACKAGE} skipped: {exc}", file=sys.stderr)
+    corpora: list[Corpus] = []
+    for name in args.corpora:
+        if name == DEBIAN_PACKAGE:
+            try:
+                corpora.append(debian_corpus(args.cache))
+            except (RuntimeError, subprocess.CalledProcessError) as exc:
+                print(f"[peers] {DEBIAN_PACKAGE} skipped: {exc}", file=sys.stderr)
+        else:
+            corpora.append(LOADERS[name]())
     corpora = [limit(c, args.pages) for c in corpora]
     for c in corpora:
         sizes = sorted(len(p.html) for p in c.pages)
@@ -569,6 +629,7 @@ def main() -> int:
         f" --pages {args.pages}" if args.pages else "",
         f" --rounds {args.rounds}" if args.rounds > 1 else "",
         f" --peers {' '.join(args.peers)}" if args.peers else "",
+        f" --corpora {' '.join(args.corpora)}" if tuple(args.corpora) != CORPORA else "",
     ])
     measured = (f"Measured at {git_state()} on {machine()}. One process, peers in turns on each "
                 "corpus; times are noisy on a shared machine, compare within this table. "

@@ -9,8 +9,9 @@ prints the settings tables of docs/settings.md.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -29,8 +30,9 @@ from neardup_pipeline.text.settings import CONTENTS, Content, TextSettings
 from neardup_pipeline.verdict.settings import VerdictSettings
 
 __all__ = [
-    "AUTO_METHODS", "CONTENTS", "DEFAULT_BACKEND", "KNOWN_METHODS", "METHOD_CHOICES", "Content",
-    "FlatSetting", "NearDupConfig", "TagFields", "flat_settings", "redact_backend",
+    "AUTO_METHODS", "CONTENTS", "DEFAULT_BACKEND", "KNOWN_METHODS", "METHOD_CHOICES",
+    "SCRAPY_ONLY_SETTINGS", "Content", "FlatSetting", "NearDupConfig", "TagFields",
+    "flat_settings", "redact_backend", "unknown_scrapy_settings",
 ]
 
 KNOWN_METHODS: tuple[str, ...] = ("simhash", "minhash", "bag", "rarewords", "anchors")
@@ -113,6 +115,7 @@ class NearDupConfig:
             raise ConfigError(f"methods must be among {METHOD_CHOICES}, got {list(self.methods)}")
         if self.minhash.mode == "containment" and "minhash" not in self.method_names:
             raise ConfigError("containment mode needs the minhash method (shingle sets)")
+        check_backend(self.backend)
 
     @property
     def method_names(self) -> tuple[str, ...]:
@@ -156,30 +159,81 @@ class NearDupConfig:
     @classmethod
     def from_settings(cls, settings: Any) -> NearDupConfig:
         """Build from Scrapy settings (NEARDUP_* names, typed getters); project values win."""
-        get: Callable[[str], Any] = settings.get
         values: dict[str, Any] = {}
         for flat in flat_settings():
-            key = flat.scrapy_name
-            if get(key) is None:
+            if settings.get(flat.scrapy_name) is None:
                 continue
-            default = flat.default
-            if isinstance(default, TagFields):
-                overrides = settings.getdict(key)
-                if overrides:
-                    values[flat.name] = overrides
-            elif isinstance(default, bool):
-                values[flat.name] = settings.getbool(key)
-            elif isinstance(default, int):
-                values[flat.name] = settings.getint(key)
-            elif isinstance(default, float):
-                values[flat.name] = settings.getfloat(key)
-            elif isinstance(default, tuple) or "tuple" in str(flat.field.type):
-                values[flat.name] = tuple(settings.getlist(key))
-            elif default is None:
-                values[flat.name] = get(key) or None
-            else:
-                values[flat.name] = get(key)
+            try:
+                value = _scrapy_value(settings, flat)
+            except ValueError as exc:  # Scrapy's typed getters name neither setting nor value
+                raise ConfigError(
+                    f"{flat.scrapy_name}={settings.get(flat.scrapy_name)!r} is not "
+                    f"{_expected(flat.default)} ({exc})"
+                ) from None
+            if value is not _ABSENT:
+                values[flat.name] = value
         return cls.from_mapping(values)
+
+
+_ABSENT = object()  # an empty NEARDUP_TAG_FIELDS: the defaults stay
+
+
+def _scrapy_value(settings: Any, flat: FlatSetting) -> Any:
+    """The value of `flat` from Scrapy settings, through the typed getter its default calls for;
+    ValueError for a value of another type."""
+    key, default = flat.scrapy_name, flat.default
+    if isinstance(default, TagFields):
+        return settings.getdict(key) or _ABSENT
+    if isinstance(default, bool):
+        return settings.getbool(key)
+    if isinstance(default, int):
+        return settings.getint(key)
+    if isinstance(default, float):
+        return settings.getfloat(key)
+    if isinstance(default, tuple) or "tuple" in str(flat.field.type):
+        return tuple(settings.getlist(key))
+    if default is None:
+        return settings.get(key) or None
+    return settings.get(key)
+
+
+def _expected(default: object) -> str:
+    """What a setting with this default takes, for an error message."""
+    if isinstance(default, TagFields):
+        return "a JSON object of field names"
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, int):
+        return "a whole number"
+    if isinstance(default, float):
+        return "a number"
+    return "a valid value"
+
+
+BACKEND_SCHEMES: tuple[str, ...] = ("memory", "sqlite:", "http://", "https://")
+
+
+def check_backend(spec: str) -> None:
+    """Refuse a backend spec `open_index` cannot open, before anything starts: a mistyped
+    scheme (`htp://`, `sqlit:`) would otherwise surface only when the index opens."""
+    if spec == "memory":
+        return
+    if spec.startswith("sqlite:") and spec[len("sqlite:"):].strip():
+        return
+    if spec.startswith(("http://", "https://")) and urlsplit(spec).hostname:
+        return
+    shown = redact_backend(spec) if "://" in spec else spec
+    if spec.startswith("sqlite:"):
+        raise ConfigError("backend 'sqlite:' needs a path: sqlite:PATH")
+    if spec.startswith(("http://", "https://")):
+        raise ConfigError(f"backend {shown!r} names no host: http(s)://host:9200")
+    scheme = spec.split("://", 1)[0] + "://" if "://" in spec else spec.split(":", 1)[0]
+    guess = difflib.get_close_matches(scheme, BACKEND_SCHEMES, n=1, cutoff=0.6)
+    hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+    raise ConfigError(
+        f"unknown backend {shown!r}{hint}: use 'memory', 'sqlite:PATH' or "
+        "'http(s)://host:9200' (NEARDUP_BACKEND, --backend)"
+    )
 
 
 _SECTIONS: dict[str, type[Section]] = {
@@ -196,6 +250,24 @@ def flat_settings() -> Iterator[FlatSetting]:
     for section, section_type in _SECTIONS.items():
         for f in dataclasses.fields(section_type):
             yield FlatSetting(f.metadata.get("name", section_type.PREFIX + f.name), section, f)
+
+
+# Scrapy settings of the add-on that are no neardup setting (nothing to configure there).
+SCRAPY_ONLY_SETTINGS: tuple[str, ...] = ("NEARDUP_ENABLED",)
+
+
+def unknown_scrapy_settings(names: Iterable[str]) -> dict[str, str | None]:
+    """The NEARDUP_* names among `names` that neardup does not read, each with the closest
+    known name (a likely misspelling: NEARDUP_ACTOIN -> NEARDUP_ACTION) or None."""
+    known = [*SCRAPY_ONLY_SETTINGS, *(flat.scrapy_name for flat in flat_settings())]
+    prefix = len("NEARDUP_")  # compared without it: the shared prefix would make all "close"
+    by_suffix = {name[prefix:]: name for name in known}
+    return {
+        name: next((by_suffix[m] for m in difflib.get_close_matches(
+            name[prefix:].upper(), list(by_suffix), n=1)), None)
+        for name in sorted(names)
+        if name.upper().startswith("NEARDUP_") and name not in known
+    }
 
 
 @functools.cache

@@ -11,9 +11,11 @@ from neardup_pipeline.methods.anchors.model import AnchorModel
 from neardup_pipeline.methods.contract import CorpusStats, Method, MethodCapabilities
 from neardup_pipeline.methods.registry import build_methods
 from neardup_pipeline.sketch.shingles import ShingleHasher
+from neardup_pipeline.text.canonical import declared_canonical
 from neardup_pipeline.text.content import main_content_text
-from neardup_pipeline.text.extract import html_to_text
+from neardup_pipeline.text.extract import ExtractedText, html_to_text
 from neardup_pipeline.text.normalize import Normalizer
+from neardup_pipeline.text.sniff import binary_kind
 from neardup_pipeline.text.subject import subject_words
 
 Status = Literal["ok", "no_text"]
@@ -44,6 +46,7 @@ class Fingerprint:
     text: str = ""
     truncated: bool = False
     content_hash: str = ""
+    canonical_url: str | None = None  # the URL the page declares canonical (text/canonical.py)
 
 
 class Fingerprinter:
@@ -90,22 +93,31 @@ class Fingerprinter:
         }
 
     def text_of(self, doc: Document) -> tuple[str, str, bool]:
-        """(visible text, title, truncated) of a document."""
-        if doc.html is not None and (doc.text is None or not str(doc.text).strip()):
+        """(visible text, title, truncated) of a document: the text its signatures are made of."""
+        extracted = self.extract(doc)
+        return extracted.text, extracted.title, extracted.truncated
+
+    def extract(self, doc: Document) -> ExtractedText:
+        """The text a document is reduced to, and which reader produced it (`parser`: "text"
+        for a document given as text, "binary" for an image or archive: no text, no words)."""
+        reads_html = doc.html is not None and (doc.text is None or not str(doc.text).strip())
+        body = doc.html if reads_html else doc.text
+        if body is not None and binary_kind(body) is not None:
+            return ExtractedText("", "", doc.encoding, "binary", False)
+        if doc.html is not None and reads_html:
             content = self.text.content
             limits: dict[str, Any] = {"encoding": doc.encoding,
                                       "max_bytes": self.text.max_html_bytes,
                                       "max_tags": self.text.max_html_tags}
-            extracted = (
+            return (
                 main_content_text(doc.html, **limits) if content == "main"
                 else html_to_text(doc.html, chromeless=content == "chromeless", **limits)
             )
-            return extracted.text, extracted.title, extracted.truncated
         text = doc.text or ""
         if isinstance(text, bytes):
             text = text.decode(doc.encoding or "utf-8", errors="replace")
         truncated = len(text) > self.text.max_html_bytes
-        return text[: self.text.max_html_bytes], "", truncated
+        return ExtractedText(text[: self.text.max_html_bytes], "", doc.encoding, "text", truncated)
 
     def fingerprint(self, doc: Document, stats: CorpusStats | None = None) -> Fingerprint:
         """Signatures of `doc`; status "no_text" when it has fewer than min_tokens words.
@@ -114,12 +126,14 @@ class Fingerprinter:
         that need the corpus (rarewords); without it they treat every word as equally rare.
         """
         text, title, truncated = self.text_of(doc)
+        canonical_url = declared_canonical(doc.html, doc.url)
         words = self.normalizer.words(text)
         content_hash = hashlib.blake2b(" ".join(words.words).encode(), digest_size=16).hexdigest()
         if len(words.words) < self.text.min_tokens:
             return Fingerprint(
                 doc.doc_id, "no_text", language=words.language, word_count=len(words.words),
                 title=title, text=text, truncated=truncated, content_hash=content_hash,
+                canonical_url=canonical_url,
             )
         signatures = {
             name: method.signature(words.words, self.hasher)
@@ -139,7 +153,7 @@ class Fingerprinter:
         keys = {name: self.methods[name].keys(sig) for name, sig in signatures.items()}
         return Fingerprint(
             doc.doc_id, "ok", signatures, keys, words.language, len(words.words),
-            title, text, truncated, content_hash,
+            title, text, truncated, content_hash, canonical_url,
         )
 
     def encode(self, fp: Fingerprint) -> dict[str, Any]:

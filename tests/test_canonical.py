@@ -14,31 +14,43 @@ from neardup_pipeline.verdict.canonical import Candidate, choose, page_date, pre
 
 
 def cand(doc_id: str, url: str, length: int = 100, date: str | None = None,
-         seen: float = 0.0) -> Candidate:
-    return Candidate(doc_id, url, length, date, seen)
+         seen: float = 0.0, declared: bool | None = None) -> Candidate:
+    return Candidate(doc_id, url, length, date, seen, declared)
 
 
-def test_rule_order_https_then_short_url_then_long_text_then_early_date() -> None:
-    http_short = cand("a", "http://e.org/a")
-    https_long = cand("b", "https://e.org/a/much/longer/path")
-    assert prefer(https_long, http_short, "best")  # https wins over a shorter URL
-    short = cand("c", "https://e.org/x", length=10)
-    longer_url = cand("d", "https://e.org/xyz", length=10_000)
-    assert prefer(short, longer_url, "best")  # shorter URL wins over more text
-    more_text = cand("e", "https://e.org/y", length=500)
-    assert prefer(more_text, short, "best")  # same URL length: more text wins
-    early = cand("f", "https://e.org/z", length=500, date="2020-01-01")
-    late = cand("g", "https://e.org/w", length=500, date="2024-06-30")
-    undated = cand("h", "https://e.org/v", length=500)
+def test_rule_order_declared_then_date_then_text_then_https() -> None:
+    declared = cand("a", "http://e.org/a/much/longer/path", length=10, declared=True)
+    dated = cand("b", "https://e.org/a", length=10_000, date="2020-01-01")
+    assert prefer(declared, dated, "best") and not prefer(dated, declared, "best")
+    names_other = cand("n", "https://e.org/print/a", length=10_000, date="2020-01-01",
+                       declared=False)
+    assert prefer(cand("s", "http://e.org/s", length=1), names_other, "best")  # silence wins
+    early = cand("f", "http://e.org/z", length=10, date="2020-01-01")
+    late = cand("g", "https://e.org/w", length=10_000, date="2024-06-30")
+    undated = cand("h", "https://e.org/v", length=10_000)
     assert prefer(early, late, "best") and not prefer(late, early, "best")
     assert prefer(late, undated, "best")  # a dated copy beats an undated one
+    more_text = cand("c", "http://e.org/long/path/x", length=500)
+    less_text = cand("d", "https://e.org/x", length=499)
+    assert prefer(more_text, less_text, "best")  # more text wins over https and a short URL
+    https = cand("e", "https://e.org/long/path/x", length=500)
+    assert prefer(https, more_text, "best")  # all else equal: https
+
+
+def test_a_shorter_url_alone_never_replaces_the_incumbent() -> None:
+    """`/archive/x` is one character shorter than `/articles/x`: no reason to prefer it."""
+    articles = cand("articles", "https://e.org/articles/transactions.html", seen=1.0)
+    archive = cand("archive", "https://e.org/archive/transactions.html", seen=2.0)
+    assert not prefer(archive, articles, "best")
+    assert choose([archive, articles], "best").doc_id == "articles"
+    assert rule_key(articles) == rule_key(archive)
 
 
 def test_tie_keeps_the_incumbent_and_first_policy_never_switches() -> None:
     a, b = cand("a", "https://e.org/1"), cand("b", "https://e.org/2")
     assert rule_key(a) == rule_key(b)
     assert not prefer(b, a, "best") and not prefer(a, b, "best")
-    better = cand("c", "https://e.org/c", length=10_000)
+    better = cand("c", "https://e.org/c", length=10_000, declared=True)
     assert not prefer(better, cand("d", "http://e.org/dddd"), "first")
     assert not prefer(a, a, "best")  # a copy never replaces itself
 
@@ -49,16 +61,20 @@ def test_choose_first_seen_or_best() -> None:
                cand("mid", "http://e.org/q", seen=2.0)]
     assert choose(members, "first").doc_id == "orig"
     assert choose(members, "best").doc_id == "late-https"
+    declared = cand("declared", "http://e.org/r", length=1, seen=4.0, declared=True)
+    assert choose([*members, declared], "best").doc_id == "declared"
+    assert choose([*members, declared], "first").doc_id == "orig"
     with pytest.raises(ValueError):
         choose([], "best")
 
 
 @given(st.lists(st.tuples(st.sampled_from(["http", "https"]), st.text("ab/", max_size=6),
-                          st.integers(0, 50), st.sampled_from([None, "2020-01-01", "2021-02-03"])),
+                          st.integers(0, 50), st.sampled_from([None, "2020-01-01", "2021-02-03"]),
+                          st.sampled_from([True, None, False])),
                 min_size=1, max_size=8))
 def test_choose_is_the_rule_minimum_whatever_the_arrival_order(rows: list[tuple]) -> None:
-    members = [cand(str(i), f"{s}://e.org/{p}", n, d, float(i))
-               for i, (s, p, n, d) in enumerate(rows)]
+    members = [cand(str(i), f"{s}://e.org/{p}", n, d, float(i), declared)
+               for i, (s, p, n, d, declared) in enumerate(rows)]
     best = choose(members, "best")
     assert rule_key(best) == min(rule_key(m) for m in members)
     assert not any(prefer(m, best, "best") for m in members)

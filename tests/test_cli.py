@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
 
+from neardup_pipeline import NearDupConfig
 from neardup_pipeline.cli.main import COMMANDS, main
+from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from tests.cli_runner import neardup, write_jsonl
+from tests.crawl_harness import DUPLICATES, PAGES, crawl, crawl_settings, serve_demo_site
 from tests.documents import ARTICLE
 
 CORPUS = [
@@ -90,7 +95,9 @@ def test_compare_explains_the_verdict(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["duplicate"] is True
     assert report["methods"]["simhash"]["distance"] <= 3
-    assert len(report["methods"]["simhash"]["a"]) == 16
+    assert not any("a" in info or "b" in info for info in report["methods"].values())
+    signed = json.loads(neardup("compare", str(a), str(b), "--json", "--signatures").stdout)
+    assert len(signed["methods"]["simhash"]["a"]) == 16 and signed["methods"]["bag"]["b"]
     text = neardup("compare", str(a), str(c))
     assert text.returncode == 1 and "verdict: distinct" in text.stdout
     relative = subprocess.run(  # relative paths as a user types them
@@ -147,6 +154,49 @@ def test_compare_reports_every_method_with_shared_shingles(tmp_path: Path) -> No
     assert report["shared_shingles"]["count"] > 0 and report["shared_shingles"]["examples"]
 
 
+MENU = ("A Brief History of PostgreSQL", "Asynchronous Commit", "Table Basics")  # demo site nav
+
+
+def test_compare_shows_the_text_each_page_was_reduced_to() -> None:
+    a, b = (str(DEMO_SITE / "articles" / name)
+            for name in ("transactions.html", "transactions-revised.html"))
+    shown = neardup("compare", a, b, "--content", "chromeless", "--text-chars", "120")
+    assert shown.returncode == 0, shown.stderr  # the exit code still says near-duplicate
+    out = shown.stdout
+    assert out.count("title: Transactions | Postgres Field Notes") == 2
+    assert out.count("text: chromeless, by ") == 2
+    assert out.count("| Transactions Transactions are a fundamental concept") == 2
+    assert "more characters: --full-text]" in out and "verdict: near-duplicate" in out
+    assert "shared 10-word shingles" in out and "simhash: similarity=" in out
+    assert not any(item in out for item in MENU)  # the chrome is not what was compared
+    full = neardup("compare", a, b, "--content", "chromeless", "--full-text").stdout
+    assert "--full-text]" not in full
+    assert full.count("short of rolling it back completely and starting again.") == 2
+
+
+def test_compare_json_carries_each_page_text_and_how_it_was_read() -> None:
+    a, b = (str(DEMO_SITE / "articles" / name) for name in ("transactions.html", "indexes.html"))
+    texts = {}
+    for content in ("whole", "chromeless", "main"):
+        result = neardup("compare", a, b, "--content", content, "--json", "--text-chars", "5")
+        assert result.returncode == 1, result.stderr  # distinct pages
+        report = json.loads(result.stdout)
+        pa, pb = report["a"], report["b"]
+        assert pa["title"] == "Transactions | Postgres Field Notes"
+        assert pb["title"] == "Indexes: an Introduction | Postgres Field Notes"
+        for page in (pa, pb):
+            assert page["content"] == content and page["read_as"].startswith(content)
+            assert len(page["text"]) > 1000 and page["words"] > 100  # whole, not cut
+        assert "short of rolling it back completely and starting again." in pa["text"]
+        texts[content] = pa["text"]
+        if content == "main":
+            # found by the main-content reader, not the chromeless fallback
+            assert pa["reader"] not in ("lxml", "bs4", "scan", "text")
+            assert pa["read_as"] == f"main, by {pa['reader']}"
+    assert all(item in texts["whole"] for item in MENU)
+    assert not any(item in texts["chromeless"] + texts["main"] for item in MENU)
+
+
 def test_eval_reports_scores_kinds_sweep_and_plot(tmp_path: Path) -> None:
     docs = write_jsonl(tmp_path / "docs.jsonl", [CORPUS[0], CORPUS[1], CORPUS[2], CORPUS[4]])
     gold = write_jsonl(tmp_path / "gold.jsonl", [
@@ -166,6 +216,74 @@ def test_eval_reports_scores_kinds_sweep_and_plot(tmp_path: Path) -> None:
     assert png.read_bytes()[:4] == b"\x89PNG"
     table = neardup("eval", str(docs), str(gold), "--method", "simhash")
     assert "| simhash | 1.0000 | 1.0000 | 1.0000 |" in table.stdout
+
+
+@deferred_f_from_coro_f
+async def test_dedup_and_report_read_the_crawl_feed(tmp_path: Path) -> None:
+    """The pipeline's own feed (items with `url`, no `id`), the site crawled twice into it."""
+    feed, out = tmp_path / "feed.jsonl", tmp_path / "verdicts.jsonl"
+    settings = crawl_settings("memory", NEARDUP_ACTION="tag",
+                              FEEDS={str(feed): {"format": "jsonlines", "overwrite": False}})
+    with serve_demo_site(tmp_path) as base:
+        for _ in range(2):
+            await crawl(base, settings)
+    items = [json.loads(line) for line in feed.read_text().splitlines()]
+    assert len(items) == 2 * PAGES and not any("id" in item for item in items)
+    run = neardup("dedup", str(feed), "--method", "simhash", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    verdicts = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [v["id"] for v in verdicts] == [item["url"] for item in items]
+    first, again = verdicts[:PAGES], verdicts[PAGES:]
+    assert {v["id"][len(base):]: v["duplicate_of"][len(base):]
+            for v in first if v["duplicate_of"]} == DUPLICATES
+    assert not any("status" in v for v in first)
+    # the second crawl's lines are the same documents again, not copies of the first's
+    for once, repeated in zip(first, again, strict=True):
+        assert repeated == {**once, "status": "repeated"}
+    report = tmp_path / "report.html"
+    shown = neardup("report", str(out), "--docs", str(feed), "-o", str(report))
+    assert shown.returncode == 0, shown.stderr
+    assert f"{PAGES} documents, {PAGES - len(DUPLICATES)} clusters" in shown.stdout
+    page = report.read_text(encoding="utf-8")
+    assert "Text not available" not in page and "Transactions are a fundamental" in page
+
+
+def test_report_says_why_a_feed_gives_no_texts(tmp_path: Path) -> None:
+    feed = write_jsonl(tmp_path / "feed.jsonl", [
+        {"url": "http://e.org/a", "title": "A"}, {"url": "http://e.org/b", "title": "B"}])
+    out = write_jsonl(tmp_path / "v.jsonl", [
+        {"id": "http://e.org/a", "duplicate_of": None, "cluster": "http://e.org/a"},
+        {"id": "http://e.org/b", "duplicate_of": "http://e.org/a", "similarity": 0.95,
+         "method": "simhash", "cluster": "http://e.org/a"}])
+    shown = neardup("report", str(out), "--docs", str(feed), "-o", str(tmp_path / "r.html"))
+    assert shown.returncode == 0, shown.stderr
+    assert "2 lines have neither 'html' nor 'text'" in shown.stderr
+    assert "NEARDUP_KEEP_HTML" in shown.stderr
+
+
+def test_rarewords_and_anchors_say_why_a_small_input_finds_nothing(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", list(CORPUS))
+    rarewords = neardup("dedup", str(source), "--method", "rarewords")
+    assert rarewords.returncode == 0, rarewords.stderr
+    assert "rarewords was warming up: document frequencies hold 4 documents, fewer than " \
+        "the 100" in rarewords.stderr
+    counted = neardup("dedup", str(source), "--method", "rarewords", "--df-pass")
+    assert counted.returncode == 0 and "warming up" not in counted.stderr
+    anchors = neardup("dedup", str(source), "--method", "anchors")
+    assert anchors.returncode == 0, anchors.stderr
+    assert "anchors found no anchor words in 5 documents: too few pages" in anchors.stderr
+    fit = neardup("anchors", "fit", str(source), "-o", str(tmp_path / "model.json"))
+    assert fit.returncode == 0 and "too few pages to fit a model" in fit.stderr
+
+
+def test_crawl_help_states_the_methods_a_crawl_runs() -> None:
+    from neardup_pipeline.scrapy.crawl import _settings
+
+    shown = " ".join(neardup("crawl", "--help").stdout.split())
+    args = argparse.Namespace(backend=None, action=None, methods=None, max_pages=None,
+                              output=None, log_level="WARNING")
+    ran = NearDupConfig.from_settings(_settings(args, demo=True)).method_names
+    assert f"(default: NEARDUP_METHODS, else auto = {','.join(ran)})" in shown
 
 
 def test_version_names_the_html_walk() -> None:

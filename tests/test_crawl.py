@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -199,3 +200,90 @@ async def test_item_without_tag_fields(site: str, tmp_path: Path) -> None:
     assert stats.pop("neardup/missing_fields") == PAGES * len(TAG_FIELDS)
     assert stats == simhash_stats("tagged")
     assert "neardup/errors" not in stats
+
+
+# What a user sees: the log, the files a crawl leaves, the items that come out.
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+@deferred_f_from_coro_f
+async def test_misspelt_setting_named_with_the_closest_known_one(
+    site: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """NEARDUP_ACTOIN is not silently ignored; NEARDUP_ENABLED and NEARDUP_TAG_FIELDS are known.
+    The start is logged in one INFO line: backend, methods, action."""
+    caplog.set_level(logging.INFO)
+    backend = f"sqlite:{tmp_path / 'fp.sqlite'}"
+    settings = crawl_settings(backend, NEARDUP_ACTOIN="tag", NEARDUP_ENABLED=True,
+                              NEARDUP_TAG_FIELDS={"of": "neardup_of"})
+    assert_drop_outcome(await crawl(site, settings))  # the misspelt action changed nothing
+    unknown = [m for m in warnings_of(caplog) if "NEARDUP_" in m]
+    assert len(unknown) == 1, unknown
+    assert "NEARDUP_ACTOIN" in unknown[0] and "did you mean NEARDUP_ACTION?" in unknown[0]
+    started = [m for m in caplog.messages if m.startswith("neardup: methods=")]
+    assert len(started) == 1, started
+    assert f"methods=simhash action=drop backend={backend}" in started[0]
+
+
+@deferred_f_from_coro_f
+async def test_drops_logged_in_one_line_without_the_page(
+    site: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Scrapy logs a dropped item after its reason; the reason names both pages, the item (a
+    whole page of HTML) stays out of the log."""
+    caplog.set_level(logging.INFO)
+    result = await crawl(site, crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}"))
+    assert_drop_outcome(result)
+    dropped = [m for m in caplog.messages if m.startswith("Dropped:")]
+    assert len(dropped) == len(DUPLICATES)
+    for path, original in DUPLICATES.items():
+        line = f"Dropped: {site}{path} is a near-duplicate of {site}{original} (simhash, "
+        assert sum(m.startswith(line) for m in dropped) == 1, (line, dropped)
+    for message in dropped:
+        assert "\n" not in message and "<" not in message and "html':" not in message
+
+
+@deferred_f_from_coro_f
+async def test_items_leave_without_html_when_asked(site: str, tmp_path: Path) -> None:
+    """NEARDUP_KEEP_HTML = False: the page is checked, then leaves without its HTML (feeds need
+    not carry whole pages); the verdicts are the same."""
+    result = await crawl(site, crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}",
+                                              NEARDUP_KEEP_HTML=False))
+    assert_drop_outcome(result)
+    assert all("html" not in item for item in result.kept.values())
+    assert result.kept["/articles/history.html"]["title"].startswith("A Brief History")
+
+
+@deferred_f_from_coro_f
+async def test_elasticsearch_crawl_is_quiet_and_leaves_no_files(
+    site: str, es_url: str, es_index_names: dict[str, str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No per-request client lines at INFO, no spool file in the working folder (nothing was
+    spooled), and the pages index's template made for the name the user chose."""
+    client_log = logging.getLogger("elastic_transport")
+    level = client_log.level
+    client_log.setLevel(logging.NOTSET)  # as in a fresh process
+    monkeypatch.chdir(tmp_path)
+    caplog.set_level(logging.INFO)
+    pages = f"site-pages-{uuid.uuid4().hex[:10]}"
+    settings = crawl_settings(es_url, NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"],
+                              NEARDUP_PAGES_INDEX=pages)
+    from elasticsearch import Elasticsearch
+
+    es = Elasticsearch(es_url, request_timeout=30)
+    try:
+        assert_drop_outcome(await crawl(site, settings))
+        assert not [r for r in caplog.records if r.name.startswith("elastic_transport")
+                    and r.levelno < logging.WARNING]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # the served site only
+        templates = es.indices.get_index_template(name=pages)["index_templates"]
+        assert templates[0]["index_template"]["index_patterns"] == [pages]
+    finally:
+        es.options(ignore_status=404).indices.delete(index=pages)
+        es.options(ignore_status=404).indices.delete_index_template(name=pages)
+        es.close()
+        client_log.setLevel(level)

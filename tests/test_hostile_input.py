@@ -90,7 +90,8 @@ class RawSpider(scrapy.Spider):
 
 @deferred_f_from_coro_f
 async def test_hostile_crawl_keeps_every_page(hostile_site: str, tmp_path: Path) -> None:
-    """Through Scrapy and the pipeline: every page kept once, checked or no_text, no error."""
+    """Through Scrapy and the pipeline: every page kept once, checked, no_text or not_html (a
+    body of NULs), no error."""
     settings = fast_settings(
         CONCURRENT_REQUESTS=2, CONCURRENT_REQUESTS_PER_DOMAIN=2,
         DOWNLOAD_WARNSIZE=0, DOWNLOAD_MAXSIZE=64 * 2**20, DOWNLOAD_TIMEOUT=120,
@@ -103,6 +104,6 @@ async def test_hostile_crawl_keeps_every_page(hostile_site: str, tmp_path: Path)
     stats = result.stats
     assert stats["finish_reason"] == "finished"
     assert sorted(seen) == sorted(pages())
-    assert set(seen.values()) <= {"checked", "no_text"}
+    assert set(seen.values()) <= {"checked", "no_text", "not_html"}  # not_html: nul-only
     assert stats.get("neardup/errors", 0) == 0
     assert stats["neardup/checked"] == len(seen)

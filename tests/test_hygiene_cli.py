@@ -47,6 +47,20 @@ def test_stats_agree_on_jsonl_and_sqlite(tmp_path: Path,
     assert "clusters             2" in text and "by simhash" in text
 
 
+def test_stats_and_report_leave_the_sqlite_index_as_they_found_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs, db = corpus(tmp_path), tmp_path / "fp.sqlite"
+    assert main(["dedup", str(docs), "--method", "simhash", "--backend", f"sqlite:{db}",
+                 "--language", "en"]) == 0
+    capsys.readouterr()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert stats_json(capsys, f"sqlite:{db}") == EXPECTED
+    assert main(["report", f"sqlite:{db}", "-o", str(tmp_path / "r.html")]) == 0
+    after = sorted(p.name for p in tmp_path.iterdir() if p.name != "r.html")
+    assert after == before  # read-only: no -wal or -shm files left beside the index
+
+
 def test_report_without_texts_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     docs, out = corpus(tmp_path), tmp_path / "out.jsonl"
     assert main(["dedup", str(docs), "-o", str(out), "--method", "simhash",

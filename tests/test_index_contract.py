@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.errors import IndexParamsError
-from neardup_pipeline.index import FingerprintIndex, open_index
+from neardup_pipeline.index import FingerprintIndex, MemoryIndex, open_index
 from neardup_pipeline.methods.simhash import block_keys
 from tests.index_entries import entry
 
@@ -128,3 +132,44 @@ def test_minhash_keys_and_signatures_on_every_backend(
     assert verdict.duplicate_of == "first"
     assert verdict.scores["minhash"] >= 0.8
     index.close()
+
+
+def test_every_backend_is_a_context_manager(backend_config: NearDupConfig) -> None:
+    with open_index(backend_config.backend, backend_config) as index:
+        index.add(entry("inside", 42))
+        assert index.candidates({"simhash": block_keys(42)}) == {"inside"}
+    index.close()  # closed by the block; closing again is harmless
+    if isinstance(index, MemoryIndex):
+        return
+    with open_index(backend_config.backend, backend_config) as reopened:
+        assert reopened.candidates({"simhash": block_keys(42)}) == {"inside"}
+
+
+# Written by a process that never closes its index: what it added must survive its exit.
+LEFT_OPEN = """
+import json, sys
+from neardup_pipeline import NearDupConfig, open_index
+from tests.index_entries import entry
+
+backend, names = sys.argv[1], json.loads(sys.argv[2])
+index = open_index(backend, NearDupConfig(backend=backend).replace(**names))
+for n in range(5):
+    index.add(entry(f"left-{n}", n * 0x0101_0101_0101_0101))
+"""
+
+
+def test_an_index_left_open_at_exit_keeps_what_it_was_given(
+    persistent_config: NearDupConfig,
+) -> None:
+    config = persistent_config
+    names = {} if config.backend.startswith("sqlite:") else {
+        "fingerprint_index": config.elastic.fingerprint_index}
+    run = subprocess.run(
+        [sys.executable, "-c", LEFT_OPEN, config.backend, json.dumps(names)],
+        cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True,
+        timeout=120, check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    with open_index(config.backend, config) as index:
+        assert index.count() == 5
+        assert index.candidates({"simhash": block_keys(0x0202_0202_0202_0202)}) == {"left-2"}

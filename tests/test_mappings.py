@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -14,10 +12,17 @@ import pytest
 
 from neardup_pipeline.errors import MappingNotFound
 from neardup_pipeline.index.elastic.mappings import load_mapping, mapping_names
+from tests.wheels import (
+    BUILD_INPUTS,
+    PACKAGES,
+    ROOT,
+    build_wheel,
+    failing_compiler_env,
+    install_wheel,
+)
+from tests.wheels import run as _run
 
-ROOT = Path(__file__).resolve().parents[1]
 MAPPING_FILES = ["fingerprints", "fingerprints-template", "pages", "pages-template"]
-PACKAGES = ["neardup_pipeline"]  # source folders whose .py files the wheel must hold
 
 CHECK = """
 import json, sys
@@ -79,7 +84,9 @@ def test_editable_install_finds_mappings(tmp_path: Path) -> None:
 
 @pytest.mark.integration  # builds the wheel in a subprocess
 def test_wheel_carries_mappings_and_every_module(tmp_path: Path) -> None:
-    wheel = _build_wheel(tmp_path)
+    # What this checks is the package data, not the compiled modules: without a compiler the
+    # build takes seconds (tests/test_fallbacks.py checks that such a wheel works).
+    wheel, _ = build_wheel(tmp_path, env=failing_compiler_env(tmp_path))
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         for name in MAPPING_FILES:
@@ -98,10 +105,14 @@ def test_wheel_carries_mappings_and_every_module(tmp_path: Path) -> None:
                     f"{module.relative_to(ROOT)} is missing from the wheel: add its package to "
                     "[tool.setuptools] packages in pyproject.toml"
                 )
+    # Build inputs stay out: the .pyx, the C/C++ Cython generates, the header; stubs stay in.
+    assert not [name for name in names if name.endswith(BUILD_INPUTS)]
+    for stub in (ROOT / "neardup_pipeline").rglob("*.pyi"):
+        assert stub.relative_to(ROOT).as_posix() in names
 
     # Installed from the wheel (no source tree beside it), load_mapping reads the package data.
     site = tmp_path / "site"
-    _run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(site), str(wheel)])
+    install_wheel(wheel, site)
     env = {**os.environ, "PYTHONPATH": str(site)}
     result = _run([sys.executable, "-c", CHECK], cwd=tmp_path, env=env)
     found = json.loads(result.stdout.splitlines()[-1])
@@ -109,51 +120,3 @@ def test_wheel_carries_mappings_and_every_module(tmp_path: Path) -> None:
     assert not (site / "es_mappings").exists()  # inside the package, not a top-level folder
     for name in MAPPING_FILES:
         assert found["loaded"][name] == load_mapping(name)
-
-
-def _build_wheel(tmp_path: Path) -> Path:
-    """Build from a copy of the checkout, so the build leaves nothing in the working tree.
-
-    Offline first (the virtualenv's setuptools); with build isolation as a fallback when the
-    environment lacks a setuptools/wheel recent enough.
-    """
-    source = tmp_path / "src"
-    source.mkdir()
-    for item in ROOT.iterdir():
-        if item.is_file() and item.name in {
-            "pyproject.toml",
-            "README.md",
-            "LICENSE",
-            "MANIFEST.in",
-        }:
-            shutil.copy2(item, source / item.name)
-    for folder in [*PACKAGES, "es_mappings"]:
-        shutil.copytree(
-            ROOT / folder,
-            source / folder,
-            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", ".*"),
-        )
-    dist = tmp_path / "dist"
-    base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(dist), str(source)]
-    offline = subprocess.run(
-        [*base, "--no-build-isolation"], capture_output=True, text=True, timeout=600
-    )
-    if offline.returncode != 0:
-        isolated = subprocess.run(base, capture_output=True, text=True, timeout=600)
-        if isolated.returncode != 0:
-            pytest.fail(
-                "wheel build failed\n--- without isolation ---\n"
-                f"{offline.stdout[-3000:]}{offline.stderr[-3000:]}\n--- with isolation ---\n"
-                f"{isolated.stdout[-3000:]}{isolated.stderr[-3000:]}"
-            )
-    wheels = list(dist.glob("neardup_pipeline-*.whl"))
-    assert len(wheels) == 1, wheels
-    return wheels[0]
-
-
-def _run(
-    cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, f"{cmd} failed:\n{result.stdout}\n{result.stderr}"
-    return result

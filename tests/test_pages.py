@@ -25,6 +25,12 @@ HTTPS = "https://e.org/articles/a"
 ELSE = "http://e.org/other"
 
 
+def twin(body: str, at: int, word: str = "zulufoxtrot") -> str:
+    """`edit` with `word` cut or repeated to the length of the word it replaces: the copies tie
+    on text length (the `best` rule's third criterion), so https decides."""
+    return edit(body, at, (word * 3)[: len(body.split()[at])])
+
+
 class Site:
     """What the pipeline's worker does per page: check, record, place in the pages index."""
 
@@ -79,9 +85,9 @@ def test_better_copy_demotes_the_canonical_and_nothing_is_lost(
     best: Site, es: Elasticsearch
 ) -> None:
     assert best.page(ORIG, A).is_canonical
-    mirror = best.page(MIRROR, edit(A, 5))  # longer URL: stays a copy
+    mirror = best.page(MIRROR, twin(A, 5))  # a tie: stays a copy
     assert not mirror.is_canonical and mirror.canonical == ORIG
-    better = best.page(HTTPS, edit(A, 5, "yankee"))  # https: the better copy
+    better = best.page(HTTPS, twin(A, 5, "yankee"))  # https: the better copy
     assert better.is_canonical and better.promoted and better.demoted == ORIG
     docs = best.docs(es)
     assert sorted(docs) == sorted([ORIG, MIRROR, HTTPS])  # every copy recorded
@@ -106,14 +112,14 @@ def test_canonical_that_changes_leaves_and_the_rule_reelects(
     best: Site, es: Elasticsearch
 ) -> None:
     best.page(ORIG, A)
-    best.page(MIRROR, edit(A, 5))
-    assert best.page(HTTPS, edit(A, 5, "yankee")).promoted
+    best.page(MIRROR, twin(A, 5))
+    assert best.page(HTTPS, twin(A, 5, "yankee")).promoted
     gone = best.page(HTTPS, CHANGED)  # re-crawl: the canonical's content is something else now
     assert gone.is_canonical and gone.cluster == HTTPS
     docs = best.docs(es)
     assert len(docs) == 3
     assert docs[HTTPS]["cluster_id"] == HTTPS
-    assert docs[ORIG]["is_canonical"] is True  # the best of the rest: shorter URL than the mirror
+    assert docs[ORIG]["is_canonical"] is True  # the rest tie: the copy seen first
     assert docs[MIRROR]["duplicate_of"] == ORIG
     assert_one_canonical_per_cluster(docs)
 
@@ -134,10 +140,10 @@ def test_changed_original_moves_its_copies_in_the_pages_index(
 
 def test_collapsed_search_and_stats(best: Site, es: Elasticsearch) -> None:
     best.page(ORIG, A, title="Alpha story")
-    best.page(MIRROR, edit(A, 5), title="Alpha story (mirror)")
-    best.page(HTTPS, edit(A, 5, "yankee"), title="Alpha story, secure")
+    best.page(MIRROR, twin(A, 5), title="Alpha story (mirror)")
+    best.page(HTTPS, twin(A, 5, "yankee"), title="Alpha story, secure")
     best.page(ELSE, OTHER + " alphaton", title="Other story")
-    best.page(ELSE + "-copy", edit(OTHER, 3) + " alphaton", title="Other story copy")
+    best.page(ELSE + "-copy", twin(OTHER, 3, "quebec") + " alphaton", title="Other story copy")
     best.docs(es)  # flushed and refreshed
     pages = best.config.elastic.pages_index or ""
     result = collapsed_search(es, pages, "alphaton story", size=10)

@@ -11,6 +11,7 @@ handler when the crawl requests a given page, so it lands at the same item on ev
 from __future__ import annotations
 
 import http.server
+import itertools
 import logging
 import random
 import threading
@@ -25,6 +26,7 @@ from itemadapter import ItemAdapter
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline.errors import IndexUnavailable
+from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.scrapy.spool import Spool
 from tests import crawl_harness
 from tests.crawl_harness import CrawlResult, fast_settings
@@ -286,6 +288,44 @@ async def test_gone_at_close_then_next_crawl_replays(
 
 
 @deferred_f_from_coro_f
+async def test_default_settings_keep_a_crawl_moving_through_an_outage(
+    own_es: Server, site: Site, tmp_path: Path
+) -> None:
+    """With the default timeouts, a server frozen at /o4 (SIGSTOP: every request hangs, the
+    worst case) holds up one page for a few seconds, then pages pass unchecked; the close
+    probes once and tries once (the server is known to be away), never the whole wait again."""
+    defaults = ElasticSettings()
+    came_out: dict[str, float] = {}
+
+    def heard(path: str, _: Any) -> None:
+        came_out[path] = time.monotonic()
+        site.scraped.add(path)
+
+    site.actions["/o4"] = after(site, 5, own_es.pause)
+    settings = fast_settings(DOWNLOAD_TIMEOUT=300, NEARDUP_ACTION="tag",
+                             NEARDUP_BACKEND=own_es.url, **names(tmp_path))
+    try:
+        result = await crawl_harness.crawl(site.base, settings, on_item=heard)
+        ended = time.monotonic()
+    finally:
+        own_es.resume()
+    times = sorted(came_out.values())
+    stall = max(later - earlier for earlier, later in itertools.pairwise(times))
+    close = ended - times[-1]
+    print(f"\n[defaults] stall {stall:.1f} s, close {close:.1f} s, crawl {result.seconds:.1f} s")
+    assert_nothing_lost(result)
+    unchecked = {p for p, s in status_of(result).items() if s == "unchecked"}
+    assert unchecked >= OUTAGE
+    # One page waits the bounded retry (an attempt may run its request timeout past it).
+    assert stall <= defaults.retry_seconds + defaults.request_timeout + 1.5
+    assert stall <= 12
+    # The close: one probe (at most 2 s) and one attempt, the buffered writes spooled.
+    assert close <= 2 + defaults.request_timeout + 2
+    assert close <= 10
+    assert result.stats["neardup/spool/actions"] > 0
+
+
+@deferred_f_from_coro_f
 async def test_unavailable_at_start_fails_fast(site: Site, tmp_path: Path) -> None:
     """No server: a clear error at open_spider within the probe timeout, no hang."""
     started = time.monotonic()
@@ -330,3 +370,19 @@ async def test_credentials_never_logged_when_unreachable(
     assert result.stats["neardup/spooled"] == len(PATHS) + 1
     assert "s3cret-pw" not in caplog.text and "c2VjcmV0LWtleQ==" not in caplog.text
     assert "127.0.0.1" in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_spool_lies_in_scrapy_data_folder(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default spool path is relative: it lies in Scrapy's data folder (.scrapy/), never in
+    the folder the crawl was started from."""
+    monkeypatch.chdir(tmp_path)
+    extra = names(tmp_path)
+    del extra["NEARDUP_SPOOL_PATH"]
+    result = await crawl(site.base, NEARDUP_BACKEND=f"http://127.0.0.1:{free_port()}",
+                         NEARDUP_ES_START="degraded", NEARDUP_ES_REPROBE_SECONDS=60, **extra)
+    assert result.stats["neardup/spooled"] == len(PATHS) + 1
+    assert not (tmp_path / "neardup-spool.sqlite").exists()
+    assert Spool(tmp_path / ".scrapy" / "neardup-spool.sqlite").pending() == len(PATHS) + 1

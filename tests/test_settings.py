@@ -4,10 +4,12 @@ environment readers, the default fingerprint parameters, and the generated docs 
 from __future__ import annotations
 
 import importlib
+import logging
 from pathlib import Path
 
 import pytest
 from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline import Fingerprinter, NearDupConfig
 from neardup_pipeline.config import flat_settings
@@ -15,6 +17,8 @@ from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.scrapy import crawl_settings
 from neardup_pipeline.scrapy.settings import TagFields
 from neardup_pipeline.settings_doc import generated_part, settings_markdown
+from tests.crawl_harness import crawl, serve_demo_site
+from tests.crawl_harness import crawl_settings as harness_settings
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
 
@@ -28,7 +32,8 @@ FLAT_NAMES = {
     "rarewords_percentile", "rarewords_max_words", "rarewords_threshold", "rarewords_warmup",
     "anchors_model", "anchors_model_out", "anchors_warmup", "anchors_min_bits",
     "anchors_tolerance", "index_duplicates", "action", "on_error", "fingerprint_processes",
-    "html_field", "text_field", "url_field", "id_field", "tag_fields", "canonical", "es_start",
+    "html_field", "text_field", "url_field", "id_field", "keep_html", "tag_fields", "canonical",
+    "es_start",
     "es_reprobe_seconds", "spool_path", "fingerprint_index", "pages_index", "es_api_key",
     "es_basic_auth", "es_verify_certs", "es_ca_certs", "es_bulk_size", "es_request_timeout",
     "es_retry_seconds",
@@ -93,6 +98,54 @@ def test_scrapy_settings_use_the_flat_names() -> None:
     assert config.methods == ("simhash", "minhash") and config.elastic.pages_index is None
     assert config.elastic.basic_auth == ("user", "secret")
     assert config.scrapy.tag_fields.status == "dup_status" and config.minhash.mode == "containment"
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("NEARDUP_SIMHASH_K", "three"), ("NEARDUP_BAG_THRESHOLD", "high"),
+    ("NEARDUP_MINHASH_EXACT", "maybe"), ("NEARDUP_TAG_FIELDS", "{status"),
+])
+def test_a_mistyped_value_names_its_setting(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=f"{name}='{value[:3]}"):
+        NearDupConfig.from_settings(Settings({name: value}))
+
+
+@pytest.mark.parametrize("backend", [
+    "htp://127.0.0.1:9200", "sqlit:x.sqlite", "sqlite:", "memroy", "http://", "",
+])
+def test_a_mistyped_backend_is_refused_by_the_config(backend: str) -> None:
+    with pytest.raises(ConfigError, match="backend"):
+        NearDupConfig(backend=backend)
+    with pytest.raises(ConfigError, match="backend"):
+        NearDupConfig.from_settings(Settings({"NEARDUP_BACKEND": backend or " "}))
+
+
+def test_a_backend_typo_is_answered_with_the_scheme_meant() -> None:
+    with pytest.raises(ConfigError, match="did you mean 'http://'"):
+        NearDupConfig(backend="htp://user:secret@127.0.0.1:9200")
+    with pytest.raises(ConfigError, match="did you mean 'sqlite:'") as refused:
+        NearDupConfig(backend="sqlit:x.sqlite")
+    assert "secret" not in str(refused.value)
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_with_a_mistyped_setting_stops_before_a_page_is_fetched(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    db = tmp_path / "fp.sqlite"
+    mistakes = [({"NEARDUP_SIMHASH_K": "three"}, "NEARDUP_SIMHASH_K='three' is not a whole"),
+                ({"NEARDUP_BACKEND": "sqlit:x.sqlite"}, "did you mean 'sqlite:'")]
+    with serve_demo_site(tmp_path) as base, caplog.at_level(logging.ERROR):
+        for settings, expected in mistakes:
+            caplog.clear()
+            try:
+                result = await crawl(base, harness_settings(f"sqlite:{db}", **settings))
+            except ConfigError as exc:
+                message = str(exc)
+            else:
+                assert not result.came_out and not result.stats.get("response_received_count")
+                message = caplog.text
+            assert expected in message
+    assert not db.exists() and not Path("x.sqlite").exists()
 
 
 def test_crawl_settings_take_every_flat_name_from_the_environment(

@@ -14,7 +14,7 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.methods.anchors.fit import fit_corpus
-from neardup_pipeline.methods.anchors.model import FitSettings
+from neardup_pipeline.methods.anchors.model import AnchorModel, FitSettings
 from neardup_pipeline.text.settings import CONTENTS, TextSettings
 
 __all__ = ["cmd_anchors_fit", "corpus_texts", "dedup_fingerprinter", "register"]
@@ -60,6 +60,8 @@ def cmd_anchors_fit(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = fit_corpus(corpus_texts(args.corpus, config), config.text, settings)
     model.save(args.output)
+    if (note := empty_model_note(model, settings.min_df)) is not None:
+        print(note, file=sys.stderr)
     summary = {"model": str(args.output), "digest": model.digest, **model.stats,
                "total_seconds": round(time.perf_counter() - started, 3)}
     print(json.dumps(summary, ensure_ascii=False))
@@ -72,8 +74,22 @@ def dedup_fingerprinter(config: NearDupConfig, corpus: Path) -> Fingerprinter | 
         return None
     if str(corpus) == "-":
         raise ConfigError("--method anchors on stdin needs --anchors-model (fit one first)")
-    model = fit_corpus(corpus_texts(corpus, config), config.text,
-                       FitSettings(min_bits=config.anchors.min_bits))
+    settings = FitSettings(min_bits=config.anchors.min_bits)
+    model = fit_corpus(corpus_texts(corpus, config), config.text, settings)
     print(f"neardup: anchors model {model.digest} fitted on the input: {len(model.words)} words, "
           f"coverage {model.stats.get('coverage')}", file=sys.stderr)
+    if (note := empty_model_note(model, settings.min_df)) is not None:
+        print(note, file=sys.stderr)
     return Fingerprinter(config, model)
+
+
+def empty_model_note(model: AnchorModel, min_df: int) -> str | None:
+    """Why an anchors model finds nothing: no word qualified as an anchor, as happens with too
+    few pages (None when it has anchors)."""
+    if model.words:
+        return None
+    documents = model.stats.get("documents", 0)
+    return (f"neardup: anchors found no anchor words in {documents} documents: too few pages to "
+            f"fit a model (a word needs a document frequency of at least {min_df} "
+            "and the fit needs many pages); fit one on a larger corpus with `neardup anchors "
+            "fit` and pass it as --anchors-model")

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         f"{ScrapySettings.action})")
     parser.add_argument("--methods", default=None,
                         help="comma-separated (default: NEARDUP_METHODS, else "
-                        f"{','.join(NearDupConfig.methods)})")
+                        f"{_default_methods()})")
     parser.add_argument("-o", "--output", type=Path, default=None,
                         help="write kept items as JSON lines to this file")
     parser.add_argument("--max-pages", type=int, default=None,
@@ -42,3 +42,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--log-level", default="WARNING",
                         help="Scrapy log level (default: WARNING, so the summary stands out)")
     parser.set_defaults(func=run)
+
+
+def _default_methods() -> str:
+    """The methods a crawl runs when none are named, with `auto` spelled out."""
+    named = ",".join(NearDupConfig.methods)
+    run = ",".join(NearDupConfig().method_names)
+    return named if named == run else f"{named} = {run}"

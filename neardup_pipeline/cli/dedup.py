@@ -14,6 +14,7 @@ from tqdm import tqdm
 from neardup_pipeline.cli.anchors import dedup_fingerprinter
 from neardup_pipeline.cli.inputs import open_input, open_output, parse_document
 from neardup_pipeline.cli.options import add_method_options, at_least, config_from_args
+from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConfigError, FingerprintCrash, InputError
 from neardup_pipeline.fingerprint import Document, Fingerprint
 from neardup_pipeline.index import open_index
@@ -26,7 +27,10 @@ from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     dedup = sub.add_parser("dedup", help="flag near-duplicates in a JSONL corpus, in input order")
     dedup.add_argument(
-        "input", type=Path, help="JSONL: one {id, html|text, url?} per line ('-': stdin)"
+        "input", type=Path,
+        help="JSONL: one {id, html|text, url?} per line, `url` the id where `id` is missing (a "
+        "crawl feed); a repeated id is checked once, its later lines say \"status\": "
+        "\"repeated\" ('-': stdin)",
     )
     dedup.add_argument("-o", "--output", type=Path, help="JSONL verdicts (default: stdout)")
     add_method_options(dedup)
@@ -78,28 +82,35 @@ def cmd_dedup(args: argparse.Namespace) -> int:
             learn_frequencies(dedup, args.input)
         with open_output(args.output) as out, open_input(args.input) as lines:
             progress = tqdm(lines, unit=" docs", disable=not sys.stderr.isatty(), file=sys.stderr)
+            records = RepeatedIds()
 
-            def emit(batch: list[Document], fingerprints: list[Fingerprint] | None) -> None:
-                verdicts = dedup.process_batch(batch, fingerprints)
-                for doc, verdict in zip(batch, verdicts, strict=True):
-                    record = verdict_record(verdict)
-                    if doc.url:
-                        record["url"] = doc.url  # for `neardup report` and people reading it
+            def emit(batch: list[Line], fingerprints: list[Fingerprint] | None) -> None:
+                docs = [doc for doc, repeated in batch if not repeated]
+                verdicts = iter(dedup.process_batch(docs, fingerprints))
+                for doc, repeated in batch:
+                    if repeated:
+                        record = records.again(doc.doc_id)
+                    else:
+                        record = verdict_record(next(verdicts))
+                        if doc.url:
+                            record["url"] = doc.url  # for `neardup report` and people reading it
+                        records.first(doc.doc_id, record)
                     out.write(json.dumps(record, ensure_ascii=False))
                     out.write("\n")
 
-            def batches() -> Iterator[list[Document]]:
+            def batches() -> Iterator[list[Line]]:
                 nonlocal bad_lines
-                batch: list[Document] = []
+                batch: list[Line] = []
                 for number, line in enumerate(progress, start=1):
                     if not line.strip():
                         continue
                     try:
-                        batch.append(parse_document(line))
+                        doc = parse_document(line)
                     except InputError as exc:
                         bad_lines += 1
                         print(f"neardup: {args.input}:{number}: {exc}", file=sys.stderr)
                         continue
+                    batch.append((doc, records.seen(doc.doc_id)))
                     if len(batch) >= args.batch:
                         yield batch
                         batch = []
@@ -110,15 +121,18 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                 for batch in batches():
                     emit(batch, None)
             else:  # the children fingerprint batch n + 1 while this process decides batch n
-                pending: tuple[list[Document], Callable[[], list[Fingerprint]]] | None = None
+                pending: tuple[list[Line], Callable[[], list[Fingerprint]]] | None = None
                 for batch in batches():
-                    started = (batch, workers.submit_many(batch))
+                    docs = [doc for doc, repeated in batch if not repeated]
+                    started = (batch, workers.submit_many(docs))
                     if pending is not None:
                         emit(pending[0], _fingerprints_of(pending[1]))
                     pending = started
                 if pending is not None:
                     emit(pending[0], _fingerprints_of(pending[1]))
         index.flush()
+        if (note := warmup_note(config, index.document_count(), args.df_pass)) is not None:
+            print(note, file=sys.stderr)
     finally:
         if workers is not None:
             workers.close()
@@ -127,6 +141,44 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         print(f"neardup: {bad_lines} input line(s) skipped as unreadable", file=sys.stderr)
         return 1
     return 0
+
+
+# An input line's document, and whether an earlier line had its id.
+Line = tuple[Document, bool]
+
+
+class RepeatedIds:
+    """The output record of each id's first line. A later line with the same id (a page crawled
+    twice into one feed) is the same document again, not a copy of it: it is not checked, and
+    its line is the first one's verdict with `"status": "repeated"`."""
+
+    def __init__(self) -> None:
+        self._ids: set[str] = set()
+        self._records: dict[str, dict[str, Any]] = {}
+
+    def seen(self, doc_id: str) -> bool:
+        """Whether an earlier line had this id (this one is then a repeat); records it."""
+        if doc_id in self._ids:
+            return True
+        self._ids.add(doc_id)
+        return False
+
+    def first(self, doc_id: str, record: dict[str, Any]) -> None:
+        self._records[doc_id] = record
+
+    def again(self, doc_id: str) -> dict[str, Any]:
+        return {**self._records[doc_id], "status": "repeated"}
+
+
+def warmup_note(config: NearDupConfig, documents: int, df_pass: bool) -> str | None:
+    """Why rarewords gave no verdict at all: its document frequencies never held the documents
+    its warm-up waits for (None when it did, or rarewords did not run)."""
+    warmup = config.rarewords.warmup
+    if "rarewords" not in config.method_names or df_pass or documents >= warmup:
+        return None
+    return (f"neardup: rarewords was warming up: document frequencies hold {documents} "
+            f"documents, fewer than the {warmup} it waits for before a verdict, so it found "
+            "nothing (--df-pass counts the whole file first; --warmup N waits for fewer)")
 
 
 def _fingerprints_of(results: Callable[[], list[Fingerprint]]) -> list[Fingerprint] | None:

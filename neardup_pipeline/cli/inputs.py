@@ -17,7 +17,9 @@ TEXT_SUFFIXES = (".html", ".htm", ".xhtml", ".txt", ".text")
 
 
 def parse_document(line: str) -> Document:
-    """One JSONL line -> Document; a clear InputError for anything else."""
+    """One JSONL line -> Document; a clear InputError for anything else.
+
+    The id is `id`, else `url`: the pipeline's own feed names its pages by URL."""
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -25,8 +27,10 @@ def parse_document(line: str) -> Document:
     if not isinstance(obj, dict):
         raise InputError("not a JSON object")
     doc_id = obj.get("id")
+    if doc_id is None:
+        doc_id = obj.get("url")
     if doc_id is None or isinstance(doc_id, (dict, list)) or str(doc_id) == "":
-        raise InputError("missing 'id'")
+        raise InputError("missing 'id' (and no 'url' to name the document by)")
     html, text = obj.get("html"), obj.get("text")
     if not isinstance(html, (str, type(None))) or not isinstance(text, (str, type(None))):
         raise InputError("'html' and 'text' must be strings")

@@ -27,7 +27,7 @@ def add_method_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--content", choices=CONTENTS,
         help="text to fingerprint: the page without its site chrome, the whole page, or its main"
-        f" content (trafilatura; default: {TextSettings.content})",
+        f" content (resiliparse; default: {TextSettings.content})",
     )
     parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
     parser.add_argument("--hash", choices=HASH_NAMES,

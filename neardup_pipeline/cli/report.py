@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_es_options(report)
     report.add_argument("-o", "--output", type=Path, required=True, help="the HTML file to write")
     report.add_argument("--docs", type=Path,
-                        help="the input corpus (JSONL: id, html|text): texts for the pairs")
+                        help="the input corpus or the crawl's feed (JSONL: id or url, "
+                        "html|text): texts for the pairs")
     report.add_argument("--canonical", choices=POLICIES, default=ScrapySettings.canonical,
                         help="canonical copy where the source does not mark one (default: "
                         f"{ScrapySettings.canonical})")
@@ -77,20 +78,42 @@ def report_data(args: argparse.Namespace) -> tuple[list[PageRecord], dict[str, s
 
 
 def compared_texts(path: Path, wanted: set[str]) -> dict[str, str]:
-    """doc id -> the text neardup compared (HTML extracted the same way) for the corpus."""
+    """doc id -> the text neardup compared (HTML extracted the same way) for the corpus (a
+    `dedup` input or the crawl's feed); says on stderr why pairs will lack their texts."""
     fingerprinter = Fingerprinter()
     texts: dict[str, str] = {}
+    no_text = documents = 0
     with path.open(encoding="utf-8", errors="replace") as lines:
         for line in lines:
             if not line.strip():
+                continue
+            if _without_text(line):
+                no_text += 1
                 continue
             try:
                 doc = parse_document(line)
             except InputError:
                 continue
+            documents += 1
             if doc.doc_id in wanted:
                 texts[doc.doc_id] = fingerprinter.text_of(doc)[0]
+    if no_text:
+        print(f"neardup: {path}: {no_text} lines have neither 'html' nor 'text', so their pairs "
+              "show no text (a crawl's feed carries the HTML unless NEARDUP_KEEP_HTML = False)",
+              file=sys.stderr)
+    if documents and wanted and not texts:
+        print(f"neardup: {path}: none of its {documents} documents is in the source (their "
+              "`id`, else `url`, names no document the source holds)", file=sys.stderr)
     return texts
+
+
+def _without_text(line: str) -> bool:
+    """A JSON object line with neither `html` nor `text` (a feed written without its pages)."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("html") is None and obj.get("text") is None
 
 
 def corpus_urls(path: Path) -> dict[str, str]:
@@ -102,8 +125,9 @@ def corpus_urls(path: Path) -> dict[str, str]:
                 obj = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(obj, dict) and obj.get("url") and obj.get("id") is not None:
-                urls[str(obj["id"])] = str(obj["url"])
+            if isinstance(obj, dict) and obj.get("url"):
+                doc_id = obj["url"] if obj.get("id") is None else obj["id"]
+                urls[str(doc_id)] = str(obj["url"])
     return urls
 
 

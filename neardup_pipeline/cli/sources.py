@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from neardup_pipeline.config import redact_backend
 from neardup_pipeline.errors import IndexFailure, SourceError
+from neardup_pipeline.index.sqlite.schema import connect_read_only
 from neardup_pipeline.report.stats import PageRecord, record_from_verdict
 
 if TYPE_CHECKING:
@@ -41,24 +42,29 @@ def read_records(source: str) -> list[PageRecord]:
 
 
 def jsonl_records(path: Path) -> Iterator[PageRecord]:
-    """The verdict lines of `neardup dedup -o OUT.jsonl`."""
+    """The verdict lines of `neardup dedup -o OUT.jsonl`, each document once: a later line of
+    the same id (`"status": "repeated"`) is that document again."""
+    seen: set[str] = set()
     with path.open(encoding="utf-8", errors="replace") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                yield record_from_verdict(json.loads(line), number)
+                record = record_from_verdict(json.loads(line), number)
             except (ValueError, KeyError, TypeError) as exc:
                 raise SourceError(f"{path}:{number}: not a neardup verdict line ({exc})") from None
+            if record.doc_id not in seen:
+                seen.add(record.doc_id)
+                yield record
 
 
 def sqlite_records(path: Path) -> Iterator[PageRecord]:
-    """Fingerprints of an SQLite index (read-only); duplicates appear when they were indexed
-    (NEARDUP_INDEX_DUPLICATES, on by default)."""
+    """Fingerprints of an SQLite index, read without writing beside it; duplicates appear when
+    they were indexed (NEARDUP_INDEX_DUPLICATES, on by default)."""
     if not path.is_file():
         raise SourceError(f"no SQLite index at {path}")
     try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        db = connect_read_only(path)
         try:
             rows = db.execute("SELECT doc_id, meta FROM docs").fetchall()
         finally:

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import logging
+import threading
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeGuard, runtime_checkable
+from typing import Any, Protocol, TypeGuard, TypeVar, runtime_checkable
+
+logger = logging.getLogger(__name__)
+
+IndexT = TypeVar("IndexT")
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,57 @@ class FingerprintIndex(Protocol):
         """Make every write durable (and, for a shared index, visible to other processes)."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Make every write durable and release the backend; a second call does nothing."""
+        ...
+
+    def __enter__(self: IndexT) -> IndexT: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class ClosesOnExit:
+    """`with open_index(...) as index:`: the index is closed (its writes made durable) however
+    the block ends. Backends inherit this and define `close`."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: IndexT) -> IndexT:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# Indexes still open, closed when the interpreter exits: a script that never closes its index
+# keeps what it wrote. Weak references, so an index dropped by its owner is not kept alive.
+_open_indexes: weakref.WeakSet[ClosesOnExit] = weakref.WeakSet()
+_exit_hook_lock = threading.Lock()
+_exit_hook_registered = False
+
+
+def close_at_exit(index: ClosesOnExit) -> None:
+    """Close `index` when the interpreter exits, unless it is closed or gone by then."""
+    global _exit_hook_registered
+    with _exit_hook_lock:
+        _open_indexes.add(index)
+        if not _exit_hook_registered:
+            atexit.register(_close_open_indexes)
+            _exit_hook_registered = True
+
+
+def closed_before_exit(index: ClosesOnExit) -> None:
+    """`index` was closed: nothing left to do for it at exit."""
+    _open_indexes.discard(index)
+
+
+def _close_open_indexes() -> None:
+    for index in list(_open_indexes):
+        try:
+            index.close()
+        except Exception:  # at exit there is no caller left to raise to
+            logger.exception("neardup: closing %r at interpreter exit failed", index)
 
 
 def candidates_many(
@@ -199,7 +257,7 @@ def _declares_memberships(index: object) -> TypeGuard[SupportsMemberships]:
     return issubclass(type(index), SupportsMemberships)
 
 
-class ForwardingIndex:
+class ForwardingIndex(ClosesOnExit):
     """A view over another index that forwards the whole contract to it; subclasses override
     what the view changes (a batch's prefetched lookups, a warm-up's in-memory writes). Every
     method is declared, so capability checks see the view's own methods, never the wrapped

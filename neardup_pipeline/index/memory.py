@@ -8,10 +8,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from neardup_pipeline.errors import IndexParamsError
-from neardup_pipeline.index.base import IndexEntry, Membership, membership_of, params_mismatch
+from neardup_pipeline.index.base import (
+    ClosesOnExit,
+    IndexEntry,
+    Membership,
+    membership_of,
+    params_mismatch,
+)
 
 
-class MemoryIndex:
+class MemoryIndex(ClosesOnExit):
     """Dicts of entries and of key -> ids; nothing survives the process."""
 
     def __init__(self) -> None:

@@ -14,12 +14,13 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 
-from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.config import NearDupConfig, unknown_scrapy_settings
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.scrapy.check import PageChecker, choose_checker
 from neardup_pipeline.scrapy.check.worker import WorkerThread
 from neardup_pipeline.scrapy.stats import STATS_PREFIX, CrawlStats
 from neardup_pipeline.text.extract import walk_in_use
+from neardup_pipeline.text.sniff import binary_kind
 from neardup_pipeline.verdict.deduplicator import Verdict
 
 if TYPE_CHECKING:
@@ -31,12 +32,16 @@ logger = logging.getLogger(__name__)
 
 
 class NearDuplicate(DropItem):
-    """A page dropped as a near-duplicate of an earlier one (Scrapy counts drops by reason)."""
+    """A page dropped as a near-duplicate of an earlier one (Scrapy counts drops by reason).
 
-    def __init__(self, verdict: Verdict) -> None:
+    Its message is one line naming both pages, never the page itself: the add-on's log
+    formatter logs it without the item (scrapy/logformatter.py).
+    """
+
+    def __init__(self, verdict: Verdict, page: str | None = None) -> None:
         super().__init__(
-            f"near-duplicate of {verdict.duplicate_of} ({verdict.method}, "
-            f"similarity {verdict.similarity})",
+            f"{page or verdict.doc_id} is a near-duplicate of {verdict.duplicate_of} "
+            f"({verdict.method}, similarity {verdict.similarity})",
             log_level="INFO",
         )
         self.verdict = verdict
@@ -52,12 +57,18 @@ class NearDupPipeline:
         self._worker = WorkerThread()
         self._checker: PageChecker | None = None
         self._warned_fields: set[str] = set()
+        self._warned: set[str] = set()  # item problems already reported (once each)
         self._promoted: set[str] = set()  # better copies to keep, not drop
         self._close_requested = False
         self._closing: Any = None  # the engine's close, when NEARDUP_ON_ERROR = 'fail' asked it
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
+        names = (name for name in crawler.settings if isinstance(name, str))
+        for name, closest in unknown_scrapy_settings(names).items():
+            hint = f"; did you mean {closest}?" if closest else ""
+            logger.warning("neardup: unknown setting %s is ignored%s (docs/settings.md lists "
+                           "the NEARDUP_* settings)", name, hint)
         if not crawler.settings.getbool("NEARDUP_ENABLED", True):
             raise NotConfigured("NEARDUP_ENABLED is False")
         # A bad setting fails here, at start, with the setting's name in the message.
@@ -87,13 +98,12 @@ class NearDupPipeline:
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         self.stats.inc("checked")
+        unchecked = self._unchecked_status(adapter)
+        if unchecked is not None:  # kept, tagged, counted; never compared nor indexed
+            self.stats.inc(unchecked)
+            self._set(adapter, self.config.scrapy.tag_fields.status, unchecked)
+            return self._leaving(adapter, item)
         doc = self._document(adapter)
-        if doc is None:
-            self.stats.inc("no_content")
-            self._set(adapter, self.config.scrapy.tag_fields.status, "no_content")
-            logger.warning("neardup: item has neither %r nor %r; kept unchecked",
-                           self.config.scrapy.html_field, self.config.scrapy.text_field)
-            return item
         checker = self._checker
         assert checker is not None, "the spider is not open"
         try:
@@ -105,14 +115,14 @@ class NearDupPipeline:
                 raise CloseSpider(f"neardup_error: {exc}") from exc
             logger.exception("neardup: check of %s failed; item kept unchecked", doc.doc_id)
             self._set(adapter, self.config.scrapy.tag_fields.status, "error")
-            return item
+            return self._leaving(adapter, item)
         self.stats.publish(checker.counts())
         if (checked.verdict.status == "unchecked" and self.config.scrapy.on_error == "fail"
                 and checker.unavailable):
             self._close_unavailable()
         if checked.promoted:
             self._promoted.add(doc.doc_id)
-        return self._act(item, adapter, checked.verdict)
+        return self._leaving(adapter, self._act(item, adapter, checked.verdict, doc))
 
     def _close_unavailable(self) -> None:
         """NEARDUP_ON_ERROR = 'fail' and the index is away: close the spider, once."""
@@ -125,7 +135,7 @@ class NearDupPipeline:
             self._closing = deferred_from_coro(self.crawler.engine.close_spider_async(
                 reason="neardup_es_unavailable"))
 
-    def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict) -> Any:
+    def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict, doc: Document) -> Any:
         fields = self.config.scrapy.tag_fields
         if verdict.status != "ok":
             self.stats.inc(verdict.status)
@@ -146,7 +156,8 @@ class NearDupPipeline:
             return item
         if self.config.scrapy.action == "drop":
             self.stats.inc("dropped")
-            raise NearDuplicate(verdict)
+            self._leaving(adapter, item)
+            raise NearDuplicate(verdict, doc.url)
         self.stats.inc("tagged")
         self._tag(adapter, verdict)
         return item
@@ -159,22 +170,79 @@ class NearDupPipeline:
         self._set(adapter, fields.cluster, verdict.cluster)
         self._set(adapter, fields.status, "checked")
 
-    def _document(self, adapter: ItemAdapter) -> Document | None:
-        html = adapter.get(self.config.scrapy.html_field)
-        text = adapter.get(self.config.scrapy.text_field)
+    def _unchecked_status(self, adapter: ItemAdapter) -> str | None:
+        """Why an item cannot be checked ("no_content", "bad_field", "not_html"), or None.
+
+        A field of the wrong type is never turned into text with str(): every Response or
+        number would read alike, and all but the first page would be dropped as copies.
+        """
+        settings = self.config.scrapy
+        html = adapter.get(settings.html_field)
+        text = adapter.get(settings.text_field)
         if html is None and text is None:
-            return None
-        url = adapter.get(self.config.scrapy.url_field)
-        doc_id = adapter.get(self.config.scrapy.id_field) or url
+            self._warn_once("no_content", "neardup: item has neither %r nor %r; such items "
+                            "are kept unchecked, counted under neardup/no_content",
+                            settings.html_field, settings.text_field)
+            return "no_content"
+        for name, value, types, setting in (
+            (settings.html_field, html, (str, bytes), "NEARDUP_HTML_FIELD"),
+            (settings.text_field, text, (str,), "NEARDUP_TEXT_FIELD"),
+        ):
+            if value is not None and not isinstance(value, types):
+                self._warn_once(
+                    f"bad:{name}",
+                    "neardup: item field %r holds a %s, not %s (%s names the field); such "
+                    "items are kept unchecked, tagged %s = 'bad_field', counted under "
+                    "neardup/bad_field", name, type(value).__name__,
+                    " or ".join(t.__name__ for t in types), setting, settings.tag_fields.status,
+                )
+                return "bad_field"
+        body = html if html is not None and (text is None or not str(text).strip()) else text
+        kind = None if body is None else binary_kind(body)
+        if kind is not None:
+            url = adapter.get(settings.url_field)
+            self._warn_once(
+                "not_html", "neardup: %s is not text (%s); such items are kept unchecked, "
+                "tagged %s = 'not_html', counted under neardup/not_html", url, kind,
+                settings.tag_fields.status,
+            )
+            logger.debug("neardup: %s is not text (%s)", url, kind)
+            return "not_html"
+        return None
+
+    def _document(self, adapter: ItemAdapter) -> Document:
+        settings = self.config.scrapy
+        html = adapter.get(settings.html_field)
+        text = adapter.get(settings.text_field)
+        url = adapter.get(settings.url_field)
+        doc_id = adapter.get(settings.id_field) or url
         if not doc_id:
             doc_id = f"item-{uuid.uuid4().hex}"
             self.stats.inc("no_id")
-        return Document(
-            str(doc_id),
-            html=html if isinstance(html, (str, bytes)) else None if html is None else str(html),
-            text=text if isinstance(text, str) or text is None else str(text),
-            url=str(url) if url else None,
-        )
+            missing = [f for f in dict.fromkeys((settings.id_field, settings.url_field))
+                       if not adapter.get(f)]
+            self._warn_once(
+                "no_id", "neardup: item has no %s (NEARDUP_ID_FIELD names the field that "
+                "identifies a page, NEARDUP_URL_FIELD its URL): it is checked under a random id "
+                "that neardup_of cannot lead back to; counted under neardup/no_id",
+                " or ".join(repr(f) for f in missing),
+            )
+        return Document(str(doc_id), html=html, text=text, url=str(url) if url else None)
+
+    def _leaving(self, adapter: ItemAdapter, item: Any) -> Any:
+        """The item as it leaves the pipeline: without its HTML when NEARDUP_KEEP_HTML = False."""
+        field = self.config.scrapy.html_field
+        if not self.config.scrapy.keep_html and field in adapter:
+            try:
+                del adapter[field]  # a dataclass or attrs item keeps the field, set to None
+            except (KeyError, TypeError, NotImplementedError):  # an item that cannot lose it
+                adapter[field] = None
+        return item
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning(message, *args)
 
     def _set(self, adapter: ItemAdapter, field: str, value: Any) -> None:
         """Set a tag field; an Item class that does not declare it is warned about once."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from neardup_pipeline.errors import ConfigError
+from neardup_pipeline.extras import require_extra
 from neardup_pipeline.setting import doc
 from neardup_pipeline.verdict.canonical import POLICIES, CanonicalPolicy
 
@@ -62,6 +63,13 @@ class ScrapySettings:
     )
     url_field: str = field(default="url", metadata=doc("Item field holding the page's URL"))
     id_field: str = field(default="url", metadata=doc("Item field naming the page in the index"))
+    keep_html: bool = field(
+        default=True,
+        metadata=doc(
+            "False: items leave the pipeline without their HTML field (feeds and logs need not "
+            "carry whole pages); the page is checked first"
+        ),
+    )
     tag_fields: TagFields = field(
         default_factory=TagFields,
         metadata=doc(
@@ -72,9 +80,10 @@ class ScrapySettings:
     canonical: CanonicalPolicy = field(
         default="first",
         metadata=doc(
-            "The copy a cluster shows in the pages index: `first` seen, or `best` (https, "
-            "then the shorter URL, the longer text, the earlier date; a better copy is kept "
-            "even in drop mode, and the old canonical demoted)"
+            "The copy a cluster shows in the pages index: `first` seen, or `best` (declared "
+            "canonical, then the earlier date, the longer text, https; never the URL's length; "
+            "a better copy is kept even in drop mode, and the old canonical demoted). A page's "
+            "own rel=canonical or og:url decides first under both"
         ),
     )
     es_start: EsStart = field(
@@ -90,8 +99,10 @@ class ScrapySettings:
     spool_path: str = field(
         default="neardup-spool.sqlite",
         metadata=doc(
-            "SQLite spool of unchecked pages' fingerprints and unsent writes, replayed when "
-            "the server answers"
+            "SQLite spool of unchecked pages' fingerprints and unsent writes (Elasticsearch), "
+            "replayed when the server answers. A relative path lies in Scrapy's project data "
+            "folder (`.scrapy/`, like `HTTPCACHE_DIR`); the file is created only when something "
+            "is spooled"
         ),
     )
 
@@ -104,6 +115,8 @@ class ScrapySettings:
             raise ConfigError("fingerprint_processes must be >= 0 (0: no child process)")
         if self.canonical not in POLICIES:
             raise ConfigError(f"canonical must be one of {POLICIES}, got {self.canonical!r}")
+        if self.canonical == "best":
+            require_extra("dates")
         if self.es_start not in ("fail", "degraded"):
             raise ConfigError(f"es_start must be 'fail' or 'degraded', got {self.es_start!r}")
         if self.es_reprobe_seconds <= 0:

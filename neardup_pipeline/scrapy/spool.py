@@ -8,6 +8,7 @@ Two kinds of rows, replayed in order when the server answers again (this crawl o
   them as they are.
 The parameters digest of the fingerprints is kept: a spool written with other settings is refused,
 never replayed into an index it does not fit. SQLite in WAL mode: a crash loses no committed row.
+The file is created when the first row is spooled: a crawl that never needed it leaves nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from scrapy.utils.project import data_path
 
 from neardup_pipeline.errors import ConfigError
 
@@ -47,6 +50,12 @@ class SpooledPage:
     content_hash: str
 
 
+def spool_location(path: str | Path) -> Path:
+    """Where a configured spool path lies: a relative one in Scrapy's project data folder
+    (`.scrapy/`, like HTTPCACHE_DIR), never in whatever folder the crawl was started from."""
+    return Path(data_path(path))
+
+
 def params_digest(params: Mapping[str, Any]) -> str:
     """A short digest of fingerprint parameters (a spool fits only an index with the same)."""
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
@@ -57,17 +66,29 @@ class Spool:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if self.path.parent and not self.path.parent.exists():
+        self._db: sqlite3.Connection | None = None
+        self._digest: str | None = None  # the bound parameters, written with the first row
+        if self.path.exists():  # an earlier crawl's spool, to replay
+            self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        self._db.commit()
+            db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            if self._digest is not None:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('params', ?)", (self._digest,))
+            db.commit()
+            self._db = db
+        return self._db
 
     def bind(self, params: Mapping[str, Any]) -> None:
         """Record the parameters of the fingerprints spooled here; refuse a spool of others."""
-        digest = params_digest(params)
+        digest = self._digest = params_digest(params)
+        if self._db is None:
+            return  # nothing spooled yet: recorded when the file is created
         row = self._db.execute("SELECT value FROM meta WHERE key = 'params'").fetchone()
         if row is not None and row[0] != digest and self.pending():
             raise ConfigError(
@@ -90,21 +111,25 @@ class Spool:
     ) -> None:
         body = json.dumps({"signatures": signatures, "keys": keys, "language": language,
                            "word_count": word_count, "content_hash": content_hash})
-        with self._db:
-            self._db.execute(
+        db = self._open()
+        with db:
+            db.execute(
                 "INSERT INTO fingerprints (doc_id, url, body, spooled) VALUES (?, ?, ?, ?)",
                 (doc_id, url, body, time.time()),
             )
 
     def add_actions(self, actions: list[dict[str, Any]]) -> None:
-        with self._db:
-            self._db.executemany(
+        db = self._open()
+        with db:
+            db.executemany(
                 "INSERT INTO actions (body, spooled) VALUES (?, ?)",
                 [(json.dumps(a), time.time()) for a in actions],
             )
 
     def pages(self) -> Iterator[SpooledPage]:
         """Spooled pages in the order they were seen (a snapshot: rows added later wait)."""
+        if self._db is None:
+            return
         rows = self._db.execute(
             "SELECT seq, doc_id, url, body FROM fingerprints ORDER BY seq"
         ).fetchall()
@@ -115,22 +140,32 @@ class Spool:
                               int(data.get("word_count") or 0), str(data.get("content_hash", "")))
 
     def actions(self) -> list[tuple[int, dict[str, Any]]]:
+        if self._db is None:
+            return []
         rows = self._db.execute("SELECT seq, body FROM actions ORDER BY seq").fetchall()
         return [(int(seq), json.loads(body)) for seq, body in rows]
 
     def remove_pages(self, seqs: list[int]) -> None:
+        if self._db is None or not seqs:
+            return
         with self._db:
             self._db.executemany("DELETE FROM fingerprints WHERE seq = ?", [(s,) for s in seqs])
 
     def remove_actions(self, seqs: list[int]) -> None:
+        if self._db is None or not seqs:
+            return
         with self._db:
             self._db.executemany("DELETE FROM actions WHERE seq = ?", [(s,) for s in seqs])
 
     def pending(self) -> int:
         """Rows waiting (pages + actions)."""
+        if self._db is None:
+            return 0
         pages = self._db.execute("SELECT COUNT(*) FROM fingerprints").fetchone()[0]
         actions = self._db.execute("SELECT COUNT(*) FROM actions").fetchone()[0]
         return int(pages) + int(actions)
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
+            self._db = None

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from neardup_pipeline.errors import ConfigError
+from neardup_pipeline.extras import require_extra
 from neardup_pipeline.setting import doc
 
 Content = Literal["whole", "chromeless", "main"]
@@ -23,9 +24,9 @@ class TextSettings:
         metadata=doc(
             "`chromeless`: the page without its site chrome (landmarks and link-only "
             "blocks, see [how-it-works.md](how-it-works.md)); `whole`: every visible word; "
-            "`main`: its main content (trafilatura, fast mode; the chromeless text when it "
-            "finds under 50 words or a fifth of that), 20-90 ms a page. Stored with the "
-            "index"
+            "`main`: its main content (resiliparse's main-content rules; the chromeless text "
+            "when they find under 50 words or a fifth of that), 1-7 ms a page. Stored with "
+            "the index"
         ),
     )
     language: str | None = field(
@@ -67,6 +68,8 @@ class TextSettings:
     def __post_init__(self) -> None:
         if self.content not in CONTENTS:
             raise ConfigError(f"content must be one of {', '.join(CONTENTS)}, got {self.content!r}")
+        if self.content == "main":
+            require_extra("main")  # at start, not an ImportError on the first page
         if (
             min(
                 self.max_html_bytes,

@@ -3,9 +3,15 @@
 Two policies (`NEARDUP_CANONICAL`):
 - `first`: the first copy seen stays canonical (the cluster's original; the default).
 - `best`: the best copy by one fixed rule, compared field by field until one differs:
-  https over http, then the shorter URL, then the longer main text, then the earlier date
-  (a page without a date loses to one with). A full tie keeps the copy seen first, so the
-  canonical never flaps between equal copies.
+  1. a copy declared canonical (it names itself with rel=canonical or og:url, or the copy it
+     replaced named it: verdict/declared.py), then a copy that says nothing, then one that
+     names another URL: the site's own word beats any guess;
+  2. the earlier date (a page without a date loses to one with): the first publication;
+  3. the longer text: a copy that lost nothing (no cut teaser, no shortened print view);
+  4. https over http: the same page, served safely.
+  The URL's length is no criterion: a shorter path says nothing about which copy is the
+  original (`/archive/x` is as likely a copy as `/articles/x`). A full tie keeps the copy seen
+  first, so the canonical never flaps between equal copies.
 Pure: no I/O. `page_date` reads a date from the page's own markup and URL only.
 """
 
@@ -30,13 +36,15 @@ class Candidate:
     text_length: int = 0  # characters of the text the fingerprint was made from
     date: str | None = None  # ISO date (YYYY-MM-DD) of the page, when it states one
     seen: float = 0.0  # when the copy was first seen (epoch seconds): the last tie-break
+    declared: bool | None = None  # the page's own word: Verdict.declared_canonical
 
 
-def rule_key(c: Candidate) -> tuple[int, int, int, str]:
+def rule_key(c: Candidate) -> tuple[int, str, int, int]:
     """The `best` rule as a sort key: smaller is better."""
     scheme = urlsplit(c.url).scheme.lower() if c.url else ""
     # "~" sorts after every digit: a page without a date loses the date comparison.
-    return (0 if scheme == "https" else 1, len(c.url), -c.text_length, c.date or "~")
+    declared = 0 if c.declared else 1 if c.declared is None else 2
+    return (declared, c.date or "~", -c.text_length, 0 if scheme == "https" else 1)
 
 
 def prefer(challenger: Candidate, incumbent: Candidate, policy: CanonicalPolicy) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,13 @@ from neardup_pipeline.verdict.batch import (
     PrefetchedIndex,
     batchable,
     freeze,
+)
+from neardup_pipeline.verdict.declared import (
+    CANONICAL_META,
+    names_itself,
+    names_other,
+    promote,
+    takes_over,
 )
 from neardup_pipeline.verdict.pruning import beyond_reach, cluster_queues
 from neardup_pipeline.verdict.recrawl import ClusterMove, cluster_members, move_cluster
@@ -68,6 +75,7 @@ class Deduplicator:
         # the cluster move its changed content caused, if any (the pipeline mirrors it in pages).
         self._previous: tuple[str, IndexEntry | None] | None = None
         self.last_move: ClusterMove | None = None
+        self._heads: tuple[str, dict[str, IndexEntry]] = ("", {})  # see verdict_for
 
     def check(self, doc: Document) -> tuple[Verdict, Fingerprint]:
         """Verdict for `doc` against what the index holds (the index is not changed)."""
@@ -93,6 +101,7 @@ class Deduplicator:
         queues = cluster_queues({i: m.cluster for i, m in belongs.items()}, fp.doc_id)
         stored = self.index.get([*(members[0] for members in queues.values()), fp.doc_id])
         self._previous = (fp.doc_id, stored.pop(fp.doc_id, None))  # its own entry: re-crawl
+        self._heads = (fp.doc_id, stored)  # clusters' originals, mostly: declarations read them
         scores: dict[str, float] = {}
         matches: dict[str, _Match] = {}
         originals: dict[str, tuple[dict[str, float], str | None]] = {}  # page -> original
@@ -206,6 +215,8 @@ class Deduplicator:
             "content_hash": fp.content_hash,  # re-crawl: tells a changed page from the same one
             "words": fp.word_count,
         }
+        if fp.canonical_url:
+            meta[CANONICAL_META] = fp.canonical_url  # a later copy may be the one it names
         if verdict.to_original:
             meta["to_original"] = to_original_meta(verdict.to_original, verdict.original_hash)
         entry = IndexEntry(fp.doc_id, self.fingerprinter.encode(fp), fp.keys, meta)
@@ -287,8 +298,56 @@ class Deduplicator:
             self.last_move = self.recrawl(fp)
             if self.last_move is not None:  # its former copies moved away: check it again
                 verdict = self.verdict_for(fp)
+            else:
+                verdict = self.follow_declaration(fp, verdict, url)
         self.apply(fp, verdict, url)
         return verdict
+
+    def follow_declaration(self, fp: Fingerprint, verdict: Verdict, url: str | None) -> Verdict:
+        """The content verdict, amended by the page's declared canonical (verdict/declared.py):
+        a duplicate of the stored page it names, or its cluster's new original (the cluster
+        moved to it: `last_move`). Doc ids are URLs here, as in a crawl."""
+        named = fp.canonical_url
+        if not url:
+            return verdict
+        if named is not None and names_other(url, named):
+            target = self.index.get([named]).get(named)
+            if target is None or target.doc_id == fp.doc_id or cluster_of(target) == fp.doc_id:
+                return replace(verdict, declared_canonical=False)
+            sims, match = self._verify(fp, target, dict(verdict.scores))
+            if match is None:  # a declaration never makes different texts duplicates
+                return replace(verdict, declared_canonical=False)
+            to_original, original_hash = (
+                (sims, target.meta.get("content_hash")) if cluster_of(target) == target.doc_id
+                else (verdict.to_original, verdict.original_hash)
+                if match.cluster == verdict.cluster else ({}, None)
+            )
+            return replace(
+                verdict, declared_canonical=False, duplicate_of=match.doc_id,
+                similarity=round(match.similarity, 6), method=match.method, cluster=match.cluster,
+                reason=f"declares {match.doc_id} canonical; {match.method} similarity "
+                       f"{match.similarity:.3f}",
+                to_original=to_original, original_hash=original_hash,
+            )
+        if names_itself(url, named):
+            verdict = replace(verdict, declared_canonical=True)
+        if not verdict.is_duplicate or verdict.cluster is None:
+            return verdict
+        heads = self._heads[1] if self._heads[0] == fp.doc_id else {}
+        original = heads.get(verdict.cluster) or self.index.get([verdict.cluster]).get(
+            verdict.cluster)
+        if original is None or not takes_over(url, named, original):
+            return verdict
+        members = cluster_members(self.index, verdict.cluster, original)
+        members[original.doc_id] = original
+        self.last_move = promote(self.index, verdict, members)
+        return Verdict(
+            fp.doc_id, "ok", cluster=fp.doc_id, scores=verdict.scores,
+            candidates=verdict.candidates, verified=verdict.verified,
+            reason=f"declared canonical: takes over the cluster of {verdict.cluster} "
+                   f"({len(self.last_move.members)} pages)",
+            declared_canonical=True,
+        )
 
     def process_batch(
         self, docs: Sequence[Document], fingerprints: Sequence[Fingerprint] | None = None

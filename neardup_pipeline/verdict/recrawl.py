@@ -11,11 +11,15 @@ from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, cluster_of
 
 @dataclass(frozen=True)
 class ClusterMove:
-    """Re-crawl: a cluster's original changed and left it; its members now follow `new_cluster`."""
+    """A cluster's members now follow `new_cluster`: its original changed and left it (re-crawl),
+    or a page declared canonical took it over (`declared`)."""
 
     old_cluster: str
     new_cluster: str  # the member seen first, promoted to original
     members: tuple[str, ...]
+    # a declared canonical took the cluster over (verdict/declared.py): the old original stays,
+    # a copy of the new one, which is the page just checked
+    declared: bool = False
 
 
 def cluster_members(

@@ -26,6 +26,10 @@ class Verdict:
     # they were compared: stored with the page, so later lookups can skip it (beyond_reach)
     to_original: dict[str, float] = field(default_factory=dict)
     original_hash: str | None = None
+    # the page's own word (rel=canonical, og:url; verdict/declared.py): True when it names
+    # itself or the original it replaced named it, False when it names another URL, None when
+    # it says nothing
+    declared_canonical: bool | None = None
 
     @property
     def is_duplicate(self) -> bool:

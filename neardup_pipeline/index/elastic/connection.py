@@ -6,6 +6,7 @@ The sync client is deliberate: the Scrapy pipeline calls the index from one work
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import os
 import time
@@ -19,6 +20,7 @@ from elasticsearch import ApiError, BadRequestError, Elasticsearch
 from neardup_pipeline.config import redact_backend
 from neardup_pipeline.errors import IndexFailure, IndexUnavailable
 from neardup_pipeline.index.elastic.mappings import load_mapping
+from neardup_pipeline.index.elastic.settings import ElasticSettings
 
 if TYPE_CHECKING:
     from neardup_pipeline.config import NearDupConfig
@@ -28,10 +30,20 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 START_TIMEOUT = 5.0  # seconds for the reachability probe: fail fast, never hang at start
-RETRY_SECONDS = 30.0  # bounded wait per call: retries with backoff, then IndexUnavailable
+RETRY_SECONDS = ElasticSettings.retry_seconds  # bounded wait per call, then IndexUnavailable
 BACKOFF_SECONDS = 0.25  # first pause between attempts, doubled after each failed one...
 MAX_BACKOFF_SECONDS = 4.0  # ...up to this
 RETRY_STATUSES = frozenset({429, 502, 503, 504})  # overloaded or restarting: worth waiting for
+CLIENT_LOGGER = "elastic_transport"  # logs every request at INFO: one line per page and bulk
+
+
+def quiet_client_logs() -> None:
+    """Keep the client's per-request lines out of the crawl's log (WARNING and above pass),
+    unless the user set a level on its logger themselves."""
+    client_log = logging.getLogger(CLIENT_LOGGER)
+    if client_log.level == logging.NOTSET and \
+            logging.getLogger(f"{CLIENT_LOGGER}.transport").level == logging.NOTSET:
+        client_log.setLevel(logging.WARNING)
 
 
 def error_type(exc: ApiError) -> str | None:
@@ -75,6 +87,7 @@ def client_from_config(url: str, config: NearDupConfig) -> tuple[Elasticsearch, 
         if config.elastic.ca_certs:
             kwargs["ca_certs"] = config.elastic.ca_certs
     location = redact_backend(url)
+    quiet_client_logs()
     log.info(
         "neardup: Elasticsearch fingerprint index %r at %s (auth: %s)",
         config.elastic.fingerprint_index,
@@ -96,28 +109,36 @@ class Connection:
         self.location = location
         self.retry_seconds = retry_seconds
         self.counters: Counter[str] = Counter()
+        # A call ran out of its wait and nothing has answered since: the next call tries once,
+        # so a crawl already degraded (its close too) never waits the whole budget again.
+        self.away = False
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run a request; retry transport failures and 429/502/503/504 with backoff, for at most
-        `retry_seconds` in all, then raise IndexUnavailable (the caller degrades or fails)."""
-        deadline = time.monotonic() + self.retry_seconds
+        `retry_seconds` in all (one attempt while `away`), then raise IndexUnavailable (the
+        caller degrades or fails)."""
+        deadline = time.monotonic() + (0.0 if self.away else self.retry_seconds)
         delay = BACKOFF_SECONDS
         attempt = 0
         while True:
             attempt += 1
             try:
-                return fn()
+                result = fn()
             except SerializationError as exc:  # a value JSON cannot carry: retrying cannot help
                 raise IndexFailure(f"cannot encode or decode a request: {exc}") from exc
             except (TransportError, ApiError) as exc:
                 if isinstance(exc, ApiError) and exc.meta.status not in RETRY_STATUSES:
+                    self.away = False  # it answered, with a refusal retrying cannot change
                     raise
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self.counters["unavailable"] += 1
+                    waited = "still does not answer" if self.away else (
+                        f"did not answer within {self.retry_seconds:g} s")
+                    self.away = True
                     raise IndexUnavailable(
-                        f"Elasticsearch at {self.location} did not answer within "
-                        f"{self.retry_seconds:g} s ({attempt} attempts): {describe(exc)}"
+                        f"Elasticsearch at {self.location} {waited} ({attempt} attempts): "
+                        f"{describe(exc)}"
                     ) from exc
                 self.counters["retries"] += 1
                 pause = min(delay, remaining)
@@ -128,6 +149,9 @@ class Connection:
                 )
                 time.sleep(pause)
                 delay = min(delay * 2, MAX_BACKOFF_SECONDS)
+            else:
+                self.away = False
+                return result
 
     def ping(self, timeout: float) -> bool:
         """True when the server answers cluster health within `timeout` seconds (no retries)."""
@@ -137,6 +161,7 @@ class Connection:
             )
         except (TransportError, ApiError):
             return False
+        self.away = False  # back: the next call has its whole wait again
         return True
 
     def probe(self) -> None:
@@ -157,10 +182,17 @@ class Connection:
             ) from exc
 
     def install(self, name: str, index: str, template_name: str) -> None:
-        """Put the composable template when missing or older; create the index with the mapping."""
+        """Put the composable template when missing or older; create the index with the mapping.
+
+        The template is `template_name` with its file's patterns when they cover `index`; a
+        user's own index name gets a template of that name, for that index only.
+        """
         client = self.client
         template = load_mapping(f"{name}-template")
         body = load_mapping(name)
+        if not any(fnmatch.fnmatchcase(index, p) for p in template["index_patterns"]):
+            template_name = index
+            template = {**template, "index_patterns": [index]}
         try:
             current = self.call(
                 lambda: client.options(ignore_status=404).indices.get_index_template(

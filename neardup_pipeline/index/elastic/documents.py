@@ -34,6 +34,7 @@ PAGE_FIELDS = (
     "published",
     "first_seen",
     "crawled_at",
+    "declared_canonical",
 )
 
 

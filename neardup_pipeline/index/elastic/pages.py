@@ -5,6 +5,9 @@ batching and spool. A better copy demotes the old canonical with partial updates
 ever deleted. Reads (`page_records`, `page_texts`, `pages_summary`) serve `neardup stats` and
 `neardup report`; `search.py` serves `neardup search`.
 
+A page declared canonical (`<link rel="canonical">`, og:url: verdict/declared.py) takes its
+cluster over in the fingerprint index; its `ClusterMove` (declared) makes it the canonical here.
+
 Cluster state: the canonical of each recently touched cluster is kept here (LRU), so read-after-
 write holds without a refresh per page; a miss asks the pages not yet sent, then Elasticsearch.
 Another process may change a canonical meanwhile: the last writer wins, as for any page.
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
 
 CACHE_CLUSTERS = 100_000  # canonicals remembered; a miss costs one search
 _MEMBER_FIELDS = ["url", "doc_id", "cluster_id", "is_canonical", "duplicate_of", "text_length",
-                  "published", "first_seen", "crawled_at"]
+                  "published", "first_seen", "crawled_at", "declared_canonical"]
 
 
 @dataclass(frozen=True)
@@ -68,12 +71,15 @@ class PagesKeeper:
         date: str | None = None, move: ClusterMove | None = None,
     ) -> Placement:
         """Write the page with its cluster and canonical flag; fix the clusters it affects."""
-        if move is not None:
-            self._rehome(move)
         doc_id = verdict.doc_id
         old = self._index.get_page(url)  # a re-crawl: its earlier record
         first_seen = _epoch(old.get("first_seen") or old.get("crawled_at")) if old else None
-        me = Candidate(doc_id, url, len(text), date, first_seen or time.time())
+        me = Candidate(doc_id, url, len(text), date, first_seen or time.time(),
+                       declared=verdict.declared_canonical)
+        if move is not None and move.declared:
+            self._take_over(move, me)
+        elif move is not None:
+            self._rehome(move)
         cluster = verdict.cluster or doc_id
         if old is not None and old.get("is_canonical") and old.get("cluster_id") != cluster:
             self._reelect(str(old.get("cluster_id")), leaving=doc_id)  # it left that cluster
@@ -93,7 +99,7 @@ class PagesKeeper:
             "duplicate_of": None if is_canonical else canonical.doc_id,
             "nearest": verdict.duplicate_of, "similarity": verdict.similarity,
             "method": verdict.method, "text_length": len(text), "published": date,
-            "first_seen": _iso(me.seen),
+            "first_seen": _iso(me.seen), "declared_canonical": me.declared,
         })
         self._remember(cluster, canonical)
         return Placement(cluster, canonical.doc_id, is_canonical, demoted)
@@ -134,6 +140,13 @@ class PagesKeeper:
             kept = [c for c, s in zip(candidates, members, strict=True) if s.get("is_canonical")]
             canonical = kept[0] if kept else choose(candidates, "best")
         self._point(members, move.new_cluster, canonical)
+
+    def _take_over(self, move: ClusterMove, me: Candidate) -> None:
+        """A page declared canonical took its cluster over: every member, the old canonical
+        too, now names it."""
+        members = self._members(move.old_cluster, exclude=me.doc_id)
+        self._canonicals.pop(move.old_cluster, None)
+        self._point(members, move.new_cluster, me)
 
     def _point(self, members: list[dict[str, Any]], cluster: str, canonical: Candidate) -> None:
         """Update the members whose cluster, canonical flag or canonical differ."""
@@ -275,7 +288,13 @@ def _candidate(src: dict[str, Any]) -> Candidate:
         doc_id=_doc_id(src), url=str(src.get("url") or ""),
         text_length=int(src.get("text_length") or 0), date=src.get("published"),
         seen=_epoch(src.get("first_seen") or src.get("crawled_at")) or 0.0,
+        declared=_declared(src.get("declared_canonical")),
     )
+
+
+def _declared(value: Any) -> bool | None:
+    """A stored declaration: true, false, or absent (the page said nothing)."""
+    return value if isinstance(value, bool) else None
 
 
 def _epoch(value: Any) -> float | None:

@@ -46,12 +46,21 @@ class ElasticSettings:
         default=None, metadata=doc("CA bundle that signs the server's certificate")
     )
     bulk_size: int = field(default=500, metadata=doc("Fingerprints per bulk request"))
-    request_timeout: float = field(default=10.0, metadata=doc("Seconds per Elasticsearch request"))
+    # Seconds, not the client's defaults: an outage costs the crawl one page's wait, then pages
+    # pass unchecked (degraded mode); a loaded cluster that needs longer is a setting away.
+    request_timeout: float = field(
+        default=5.0,
+        metadata=doc(
+            "Seconds per Elasticsearch request; raise it for large bulk batches on a loaded "
+            "cluster (see [reliability.md](reliability.md#elasticsearch-faults))"
+        ),
+    )
     retry_seconds: float = field(
-        default=30.0,
+        default=5.0,
         metadata=doc(
             "Bounded wait per call: retries with backoff (0.25 s doubling to 4 s), then "
-            "degraded mode"
+            "degraded mode. One page waits it (plus at most one request timeout) when the "
+            "server goes away; while it stays away, calls (the close's too) try once"
         ),
     )
 

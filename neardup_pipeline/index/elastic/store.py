@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 from elasticsearch import ApiError, Elasticsearch
 
 from neardup_pipeline.errors import IndexFailure, IndexParamsError
-from neardup_pipeline.index.base import IndexEntry, Membership, membership_of, params_mismatch
+from neardup_pipeline.index.base import (
+    ClosesOnExit,
+    IndexEntry,
+    Membership,
+    close_at_exit,
+    closed_before_exit,
+    membership_of,
+    params_mismatch,
+)
 from neardup_pipeline.index.elastic import bulk
 from neardup_pipeline.index.elastic.connection import (
     RETRY_SECONDS,
@@ -45,8 +53,11 @@ __all__ = ["ElasticIndex", "es_id"]
 PARAMS_META_KEY = "neardup_params"
 
 
-class ElasticIndex:
-    """FingerprintIndex on Elasticsearch, with bulk writes and a read-after-write cache."""
+class ElasticIndex(ClosesOnExit):
+    """FingerprintIndex on Elasticsearch, with bulk writes and a read-after-write cache.
+
+    Closed by a `with` block, by `close`, or else at interpreter exit: the bulk queue is sent
+    even when its owner forgets to close it."""
 
     def __init__(
         self,
@@ -74,6 +85,7 @@ class ElasticIndex:
         self._connection.install("fingerprints", fingerprint_index, "neardup-fingerprints")
         if pages_index:
             self._connection.install("pages", pages_index, "neardup-pages")
+        close_at_exit(self)
 
     @classmethod
     def from_config(cls, url: str, config: NearDupConfig) -> ElasticIndex:
@@ -281,6 +293,7 @@ class ElasticIndex:
         with self._lock:
             if self._closed:
                 return
+            closed_before_exit(self)
             try:
                 self._flush()
             finally:

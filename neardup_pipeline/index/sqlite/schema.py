@@ -81,6 +81,20 @@ def connect(path: str) -> sqlite3.Connection:
     return db
 
 
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that reads the index file at `path` and writes nothing beside it.
+
+    A read-only connection to a WAL file creates `-wal` and `-shm` files it cannot remove. When
+    no `-wal` file exists, no connection is writing the file (the last to close removes it), so
+    it is opened immutable: read straight from the file, without those two. When one exists, a
+    writer is at work (or left it behind) and its WAL holds pages the file lacks: read through
+    it, read-only."""
+    uri = path.resolve().as_uri()
+    writer_at_work = path.with_name(path.name + "-wal").exists()
+    return sqlite3.connect(f"{uri}?mode=ro" if writer_at_work else f"{uri}?immutable=1",
+                           uri=True)
+
+
 def _create(db: sqlite3.Connection, path: str) -> None:
     """Create the tables and record the band key hash, or refuse a file of another layout.
 

@@ -21,8 +21,11 @@ from typing import Any, TypeVar
 
 from neardup_pipeline.errors import IndexParamsError
 from neardup_pipeline.index.base import (
+    ClosesOnExit,
     IndexEntry,
     Membership,
+    close_at_exit,
+    closed_before_exit,
     membership_from,
     membership_of,
     params_mismatch,
@@ -43,8 +46,11 @@ from neardup_pipeline.index.sqlite.simhash import SimhashRows
 V = TypeVar("V")
 
 
-class SqliteIndex:
-    """Fingerprints in a SQLite file, safe to use from the pipeline's worker thread."""
+class SqliteIndex(ClosesOnExit):
+    """Fingerprints in a SQLite file, safe to use from the pipeline's worker thread.
+
+    Closed by a `with` block, by `close`, or else at interpreter exit: what it was given is
+    committed even when its owner forgets to close it."""
 
     def __init__(
         self,
@@ -70,10 +76,12 @@ class SqliteIndex:
         self._membership_cache: Recent[Membership] = Recent(RECENT_MEMBERSHIPS)
         self._data_version = -1  # as of the last _refresh
         self._checked_in_write = False  # _refresh ran while holding the open write transaction
+        self._closed = False
         row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
         if row is not None:
             with self._lock:
                 self._open_simhash(json.loads(row[0]))
+        close_at_exit(self)
 
     def ensure_params(self, params: Mapping[str, Any]) -> None:
         with self._lock:
@@ -279,6 +287,10 @@ class SqliteIndex:
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            closed_before_exit(self)
             self._commit()
             if self._simhash is not None:
                 tables = self._simhash.tables

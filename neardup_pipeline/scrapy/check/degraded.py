@@ -105,7 +105,7 @@ class DegradedMode:
         logger.error(
             "neardup: Elasticsearch unavailable (%s); items pass with %s = 'unchecked' and their "
             "fingerprints are spooled to %s (checked every %g s)", exc,
-            self.config.scrapy.tag_fields.status, self.config.scrapy.spool_path,
+            self.config.scrapy.tag_fields.status, self._bound_spool().path,
             self.config.scrapy.es_reprobe_seconds,
         )
 

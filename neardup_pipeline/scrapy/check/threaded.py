@@ -19,7 +19,7 @@ from neardup_pipeline.scrapy.check.base import Checked, IndexCheck
 from neardup_pipeline.scrapy.check.degraded import DegradedMode
 from neardup_pipeline.scrapy.check.session import IndexSession
 from neardup_pipeline.scrapy.check.worker import WorkerThread
-from neardup_pipeline.scrapy.spool import Spool
+from neardup_pipeline.scrapy.spool import Spool, spool_location
 from neardup_pipeline.scrapy.stats import CrawlStats
 
 logger = logging.getLogger(__name__)
@@ -43,7 +43,8 @@ class InThreadChecker:
         return {} if self._session is None else self._session.counts_view
 
     async def open(self) -> None:
-        spool = Spool(self.config.scrapy.spool_path) if self._shared() else None
+        spool = (Spool(spool_location(self.config.scrapy.spool_path)) if self._shared()
+                 else None)
         await self._start_fingerprinting()
         self._session = session = IndexSession(self.config, self._fingerprinters())
         self._check = session if spool is None else DegradedMode(session, spool, self.config)
@@ -56,12 +57,12 @@ class InThreadChecker:
         except BaseException:
             self._stop_fingerprinting()
             raise
-        if stored is not None:
-            logger.info(
-                "neardup: methods=%s action=%s backend=%s (%d fingerprints stored)",
-                ",".join(self.config.method_names), self.config.scrapy.action,
-                redact_backend(self.config.backend), stored,
-            )
+        logger.info(
+            "neardup: methods=%s action=%s backend=%s (%s)",
+            ",".join(self.config.method_names), self.config.scrapy.action,
+            redact_backend(self.config.backend),
+            "unavailable: started degraded" if stored is None else f"{stored} fingerprints stored",
+        )
 
     async def check(self, doc: Document) -> Checked:
         pending = self._submit(doc)  # fingerprinting starts now, while the worker decides

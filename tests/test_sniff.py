@@ -1,0 +1,52 @@
+"""Binary bodies are told from text by their first bytes: never fingerprinted as text."""
+
+from __future__ import annotations
+
+import gzip
+import random
+
+import pytest
+
+from neardup_pipeline.fingerprint import Document, Fingerprinter
+from neardup_pipeline.text.sniff import binary_kind
+
+PAGE = b"<html><head><title>T</title></head><body><p>" + b"ordinary words " * 200 + b"</p>"
+PNG = b"\x89PNG\r\n\x1a\n" + random.Random(1).randbytes(2048)
+
+
+@pytest.mark.parametrize(("body", "kind"), [
+    (PNG, "PNG image"),
+    (PNG.decode("utf-8", "replace"), "PNG image"),  # a response's text: 0x89 became U+FFFD
+    (PNG.decode("latin-1"), "PNG image"),
+    (gzip.compress(PAGE), "gzip data"),
+    (b"%PDF-1.7\n", "PDF document"),
+    (b"GIF89a" + bytes(64), "GIF image"),
+    (b"PK\x03\x04" + bytes(64), "zip archive"),
+    (random.Random(2).randbytes(8192), "control characters"),
+    ("\x01\x02text\x03" * 100, "control characters"),
+    (b"\x00" * 4096, "control characters"),
+    ("utf-16 read as bytes".encode("utf-16-le"), "control characters"),
+])
+def test_binary_bodies(body: str | bytes, kind: str) -> None:
+    assert binary_kind(body) == kind
+
+
+@pytest.mark.parametrize("body", [
+    PAGE, PAGE.decode(), b"", "", "BZh is how a word may start",
+    b"<p>a stray\x00NUL among many ordinary words of a real page, and another\x00one</p>",
+    "\ufeffhello".encode("utf-16"),  # UTF-16: half NULs, and text
+    "vacuum\x00tuples\x00" * 300,  # NULs between words: the words are still there
+    "Каждая таблица содержит строки".encode("cp1251").decode("utf-8", "replace"),
+])
+def test_text_bodies(body: str | bytes) -> None:
+    assert binary_kind(body) is None
+
+
+def test_fingerprinter_reads_no_words_from_a_binary_body() -> None:
+    """The CLI's path too: a PNG given as HTML or text is no_text, never signatures."""
+    fingerprinter = Fingerprinter()
+    gzipped = gzip.compress(PAGE).decode("latin-1")
+    for doc in (Document("png", html=PNG), Document("gz", text=gzipped)):
+        assert fingerprinter.extract(doc).parser == "binary"
+        assert fingerprinter.fingerprint(doc).status == "no_text"
+    assert fingerprinter.fingerprint(Document("page", html=PAGE)).status == "ok"
