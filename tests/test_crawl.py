@@ -50,6 +50,23 @@ async def test_the_walk_in_use_is_logged_at_start(
 
 
 @deferred_f_from_coro_f
+async def test_an_index_of_other_parameters_closes_the_crawl_cleanly(
+    site: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index filled with other methods cannot be mixed with this crawl's fingerprints: one
+    ERROR line naming the file and the way out, and the crawl closes before a page is fetched."""
+    backend = f"sqlite:{tmp_path / 'fp.sqlite'}"
+    assert_drop_outcome(await crawl(site, crawl_settings(backend)))
+    caplog.clear()
+    result = await crawl(site, crawl_settings(backend, NEARDUP_METHODS=["minhash"]))
+    assert result.stats["finish_reason"] == "neardup_index_params"
+    assert not result.kept and "downloader/request_count" not in result.stats
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "other parameters" in errors[0] and "fp.sqlite" in errors[0]
+    assert not any(r.exc_info for r in caplog.records)
+
+
+@deferred_f_from_coro_f
 async def test_tag_mode(site: str, crawl_backend: dict[str, str]) -> None:
     assert_tag_outcome(await crawl(site, crawl_settings(**crawl_backend, NEARDUP_ACTION="tag")))
 

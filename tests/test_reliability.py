@@ -25,7 +25,6 @@ from elasticsearch import Elasticsearch
 from itemadapter import ItemAdapter
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from neardup_pipeline.errors import IndexUnavailable
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.scrapy.spool import Spool
 from tests import crawl_harness
@@ -326,13 +325,22 @@ async def test_default_settings_keep_a_crawl_moving_through_an_outage(
 
 
 @deferred_f_from_coro_f
-async def test_unavailable_at_start_fails_fast(site: Site, tmp_path: Path) -> None:
-    """No server: a clear error at open_spider within the probe timeout, no hang."""
+async def test_unavailable_at_start_fails_fast(
+    site: Site, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No server: one clear ERROR line and a clean close within the probe timeout, before a page
+    is fetched; no traceback from Scrapy's own components."""
     started = time.monotonic()
-    with pytest.raises(IndexUnavailable, match="not reachable"):
-        await crawl(site.base, NEARDUP_BACKEND=f"http://127.0.0.1:{free_port()}",
-                    **names(tmp_path))
+    result = await crawl(site.base, NEARDUP_BACKEND=f"http://127.0.0.1:{free_port()}",
+                         **names(tmp_path))
     assert time.monotonic() - started < 10
+    assert result.stats["finish_reason"] == "neardup_index_unavailable"
+    assert not result.kept and "downloader/request_count" not in result.stats
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, [r.getMessage() for r in errors]
+    assert "not reachable" in errors[0].getMessage()
+    assert "NEARDUP_ES_START" in errors[0].getMessage()
+    assert not any(r.exc_info for r in caplog.records)
 
 
 @deferred_f_from_coro_f

@@ -15,6 +15,7 @@ from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 
 from neardup_pipeline.config import NearDupConfig, unknown_scrapy_settings
+from neardup_pipeline.errors import IndexParamsError, IndexUnavailable, NearDupError
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.scrapy.check import PageChecker, choose_checker
 from neardup_pipeline.scrapy.check.worker import WorkerThread
@@ -79,6 +80,13 @@ class NearDupPipeline:
         checker = choose_checker(self.config, self._worker, self.stats)
         try:
             await checker.open()
+        except NearDupError as exc:
+            # Scrapy's way for a component that cannot start: CloseSpider from open_spider
+            # closes the crawl cleanly with this reason, before a page is fetched.
+            self._worker.stop()
+            reason, hint = _start_failure(exc)
+            logger.error("neardup: %s%s; the spider closes (%s)", exc, hint, reason)
+            raise CloseSpider(reason) from exc
         except BaseException:
             self._worker.stop()  # no worker thread left behind
             raise
@@ -257,3 +265,11 @@ class NearDupPipeline:
                     "NEARDUP_TAG_FIELDS", type(adapter.item).__name__, field,
                 )
 
+
+def _start_failure(exc: NearDupError) -> tuple[str, str]:
+    """The finish reason of a crawl neardup could not start, and what the operator can do."""
+    if isinstance(exc, IndexUnavailable):
+        return "neardup_index_unavailable", " (NEARDUP_ES_START = 'degraded' starts without it)"
+    if isinstance(exc, IndexParamsError):
+        return "neardup_index_params", ""
+    return "neardup_not_started", ""

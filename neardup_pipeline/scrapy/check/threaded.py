@@ -50,8 +50,7 @@ class InThreadChecker:
         self._check = session if spool is None else DegradedMode(session, spool, self.config)
         try:
             stored = await self._worker.run(self._check.open)
-        except IndexUnavailable as exc:
-            logger.error("neardup: %s (NEARDUP_ES_START = 'degraded' starts without it)", exc)
+        except IndexUnavailable:
             await self.close()
             raise
         except BaseException:
