@@ -1,8 +1,9 @@
 """Write the real-page samples in tests/data from ../shared/data (seeded, byte-for-byte pages).
 
 The suite reads only the samples, so it runs on a clone with nothing beside it; this script is
-how they were made and is not part of the test run. Usage (from the repository root):
-    python tests/data/make_samples.py [SHARED_DATA]
+how they were made, and lives with the other readers of ../shared/data. Usage (from the
+repository root):
+    python benchmarks/make_test_samples.py [SHARED_DATA]
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import sys
 import tarfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+REPOSITORY = Path(__file__).resolve().parents[1]
+HERE = REPOSITORY / "tests" / "data"  # where the samples go
 SEED = 25
 
 # Pages the tests name: menus (index, sql-commands, admin), the glossary's nested links, template
@@ -107,7 +109,7 @@ def installation_guide(shared: Path, unpacked: Path) -> None:
 def main(argv: list[str]) -> int:
     import tempfile
 
-    shared = Path(argv[0]) if argv else HERE.parents[2] / "shared" / "data"
+    shared = Path(argv[0]) if argv else REPOSITORY.parent / "shared" / "data"
     with tempfile.TemporaryDirectory() as unpacked:
         postgresql(shared, Path(unpacked))
         installation_guide(shared, Path(unpacked))
