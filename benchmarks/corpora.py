@@ -10,11 +10,11 @@ import csv
 import io
 import json
 import lzma
-import tarfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from tests.corpora import Page, archive_members
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PG_DIR = SHARED_DATA / "postgresql-doc-15-two-releases"
@@ -22,15 +22,6 @@ IG_DIR = SHARED_DATA / "debian-installation-guide-9arch"
 MULTISITE_DIR = SHARED_DATA / "web-pages-multisite"
 MULTISITE_SPLITS = {"cache": "cache-pages.tar.xz", "eval": "eval-pages.tar.xz"}
 
-
-@dataclass(frozen=True)
-class Page:
-    """One HTML page of a corpus with what its truth file says about it."""
-
-    doc_id: str
-    html: bytes
-    group: str  # pages of one group are the same document (gold near-duplicates)
-    info: dict[str, str]
 
 
 def _require(folder: Path, *patterns: str) -> list[Path]:
@@ -43,20 +34,12 @@ def _require(folder: Path, *patterns: str) -> list[Path]:
     return [f for f in found if f is not None]
 
 
-def _members(archive: Path) -> Iterator[tuple[str, bytes]]:
-    with tarfile.open(archive, "r:xz") as tar:
-        for member in tar:
-            if member.isfile():
-                handle = tar.extractfile(member)
-                if handle is not None:
-                    yield member.name, handle.read()
-
 
 @lru_cache(maxsize=2)
 def postgresql_pages() -> tuple[Page, ...]:
     """Both releases' pages; group = file name (same page, two releases). PAIRS.csv rows in info."""
     (archive,) = _require(PG_DIR, "*.tar.xz")
-    files = dict(_members(archive))
+    files = dict(archive_members(archive))
     pairs_name = next(name for name in files if name.endswith("PAIRS.csv"))
     rows = {row["file"]: row for row in csv.DictReader(io.StringIO(files[pairs_name].decode()))}
     pages = []
@@ -88,7 +71,7 @@ def installation_guide_pages() -> tuple[Page, ...]:
     manifest = {(row["arch"], row["lang"], row["file"]): row for row in rows}
     groups = guide_groups(rows)
     pages = []
-    for name, data in _members(archive):
+    for name, data in archive_members(archive):
         parts = name.split("/")
         if len(parts) < 3:
             continue
@@ -128,7 +111,7 @@ def multisite_pages(split: str = "all") -> tuple[LabelledPage, ...]:
     by_file = {entry["file"]: (url, entry) for url, entry in labels.items()}
     pages = []
     for name, archive in zip(wanted, archives, strict=True):
-        for member, data in _members(archive):
+        for member, data in archive_members(archive):
             file = member.rsplit("/", 1)[-1]
             if file not in by_file:
                 continue

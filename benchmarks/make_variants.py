@@ -37,36 +37,12 @@ import lxml.html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import Page, installation_guide_pages, postgresql_pages
+from tests.corpora import WORD, parse, replace_words, serialize, text_nodes
 
 MIN_WORDS = 200
 BLOCKS = ("p", "li", "pre", "dt", "dd")
 KINDS = ("reorder", "punctuation", "links", "words2", "words5", "words10", "chrome")
-_WORD = re.compile(r"\w+")
 _PUNCT = re.compile(r"[.,;:!?()\"']")
-
-
-def parse(page: Page) -> lxml.html.HtmlElement:
-    return lxml.html.document_fromstring(page.html)
-
-
-def serialize(root: lxml.html.HtmlElement) -> str:
-    return lxml.html.tostring(root, encoding="unicode", method="html")
-
-
-def text_nodes(root: lxml.html.HtmlElement) -> list[tuple[lxml.html.HtmlElement, str]]:
-    """(element, "text"|"tail") slots holding visible text inside <body>."""
-    body = root.find("body")
-    slots: list[tuple[lxml.html.HtmlElement, str]] = []
-    if body is None:
-        return slots
-    for el in body.iter():
-        if not isinstance(el.tag, str) or el.tag in ("script", "style"):
-            continue
-        if el.text and el.text.strip():
-            slots.append((el, "text"))
-        if el is not body and el.tail and el.tail.strip():
-            slots.append((el, "tail"))
-    return slots
 
 
 def edit_text(root: lxml.html.HtmlElement, edit: Callable[[str], str]) -> None:
@@ -109,37 +85,12 @@ def links(root: lxml.html.HtmlElement, rng: random.Random, **_: object) -> None:
         if len(words) < 20:
             continue
         i = rng.randrange(len(words))
-        if slot == "text" and _WORD.fullmatch(words[i] or "-"):
+        if slot == "text" and WORD.fullmatch(words[i] or "-"):
             link = lxml.html.Element("a", href=f"https://example.org/ref/{rng.randrange(10**6)}")
             link.text = words[i]
             link.tail = " " + " ".join(words[i + 1 :])
             el.text = " ".join(words[:i]) + " "
             el.insert(0, link)
-
-
-def replace_words(
-    fraction: float,
-) -> Callable[..., None]:
-    def edit(root: lxml.html.HtmlElement, rng: random.Random, *, vocabulary: list[str],
-             **_: object) -> None:
-        slots = text_nodes(root)
-        positions = [
-            (n, m.start(), m.end())
-            for n, (el, slot) in enumerate(slots)
-            for m in _WORD.finditer(getattr(el, slot))
-        ]
-        chosen = rng.sample(positions, max(1, round(fraction * len(positions))))
-        by_slot: dict[int, list[tuple[int, int]]] = {}
-        for n, start, end in chosen:
-            by_slot.setdefault(n, []).append((start, end))
-        for n, spans in by_slot.items():
-            el, slot = slots[n]
-            text = getattr(el, slot)
-            for start, end in sorted(spans, reverse=True):
-                text = text[:start] + rng.choice(vocabulary) + text[end:]
-            setattr(el, slot, text)
-
-    return edit
 
 
 def chrome(root: lxml.html.HtmlElement, rng: random.Random, *, other: Page, **_: object) -> None:
@@ -188,7 +139,7 @@ def eligible(pages: tuple[Page, ...]) -> list[Page]:
     chosen = []
     for page in pages:
         body = parse(page).find("body")
-        if body is not None and len(_WORD.findall(body.text_content())) >= MIN_WORDS:
+        if body is not None and len(WORD.findall(body.text_content())) >= MIN_WORDS:
             chosen.append(page)
     return chosen
 
@@ -224,7 +175,7 @@ def main() -> int:
         candidates = eligible(tuple(pool))
         originals += rng.sample(candidates, min(args.pages, len(candidates)))
         donors += other_pool
-    vocabulary = sorted({w for p in donors[:300] for w in _WORD.findall(
+    vocabulary = sorted({w for p in donors[:300] for w in WORD.findall(
         parse(p).text_content()) if len(w) > 3 and not w.isdigit()})
     args.out.mkdir(parents=True, exist_ok=True)
     counts = dict.fromkeys(("original", *KINDS), 0)

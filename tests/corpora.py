@@ -1,5 +1,8 @@
 """The real pages in tests/data (samples of ../shared/data, see each folder's SOURCE.txt), and the
-word edit of benchmarks/make_variants.py that tests apply to them."""
+word edit that tests and benchmarks/make_variants.py apply to them.
+
+The benchmarks import `Page`, `archive_members` and the edit helpers from here: tests must not
+import benchmarks, and the two must not drift apart."""
 
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ class Page:
     info: dict[str, str]
 
 
-def _members(archive: Path) -> Iterator[tuple[str, bytes]]:
+def archive_members(archive: Path) -> Iterator[tuple[str, bytes]]:
     with tarfile.open(archive, "r:xz") as tar:
         for member in tar:
             handle = tar.extractfile(member) if member.isfile() else None
@@ -50,7 +53,7 @@ def postgresql_pages() -> tuple[Page, ...]:
     page, two releases); info = its PAIRS.csv row."""
     rows = {row["file"]: row for row in _rows(PG_DIR / "PAIRS.csv")}
     pages = []
-    for name, html in _members(PG_DIR / "pages.tar.xz"):
+    for name, html in archive_members(PG_DIR / "pages.tar.xz"):
         release, file = name.split("/")[-3], name.split("/")[-1]
         if file in rows:
             pages.append(Page(f"{release}/{file}", html, file, rows[file]))
@@ -63,7 +66,7 @@ def installation_guide_pages() -> tuple[Page, ...]:
     README says (the same file name is not always the same section); info = its MANIFEST row."""
     manifest = {(r["arch"], r["lang"], r["file"]): r for r in _rows(IG_DIR / "MANIFEST.csv")}
     pages = []
-    for name, html in _members(IG_DIR / "pages.tar.xz"):
+    for name, html in archive_members(IG_DIR / "pages.tar.xz"):
         key = tuple(name.split("/")[-3:])
         row = manifest.get(key)  # type: ignore[arg-type]
         if row is not None:
