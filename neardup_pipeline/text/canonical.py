@@ -24,6 +24,8 @@ _TAG = re.compile(r"<(link|meta|base)\b([^>]*)>", re.IGNORECASE)
 _ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _MENTIONS = re.compile(r"canonical|og:url", re.IGNORECASE)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_DOTTED_I = ("\u0130", "\u0131")  # dotted capital I, dotless small i: the regex folds both to "i"
+_DOTTED_I_UTF8 = tuple(c.encode() for c in _DOTTED_I)
 
 
 def declared_canonical(page: str | bytes | None, url: str | None = None) -> str | None:
@@ -36,10 +38,9 @@ def declared_canonical(page: str | bytes | None, url: str | None = None) -> str 
     if not page:
         return None
     head = page[:HEAD_BYTES]
-    text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
-    if not _MENTIONS.search(text):
+    if not _mentions_declaration(head):
         return None  # most pages declare nothing: one scan, no parsing
-    text = _head_markup(text)
+    text = _head_markup(head.decode("utf-8", "replace") if isinstance(head, bytes) else head)
     base, canonical, og_url = url or "", None, None
     for tag in _TAG.finditer(text):
         name, raw = tag.group(1).lower(), tag.group(2)
@@ -67,6 +68,23 @@ def declared_canonical(page: str | bytes | None, url: str | None = None) -> str 
         if resolved is not None:
             return resolved
     return None
+
+
+def _mentions_declaration(head: str | bytes) -> bool:
+    """Whether `_MENTIONS` ("canonical" or "og:url", any letter case) occurs in `head`, by
+    lowering and two substring scans: C loops, many times faster than the case-blind regex over
+    64 KB. The regex also folds U+0130 and U+0131 (dotted capital I, dotless small i) to "i", its
+    only non-ASCII folds onto these letters: a head holding either is left to the regex, so the
+    answer is always the same."""
+    if isinstance(head, bytes):
+        if _DOTTED_I_UTF8[0] in head or _DOTTED_I_UTF8[1] in head:
+            return _MENTIONS.search(head.decode("utf-8", "replace")) is not None
+        low = head.lower()
+        return b"canonical" in low or b"og:url" in low
+    if _DOTTED_I[0] in head or _DOTTED_I[1] in head:
+        return _MENTIONS.search(head) is not None
+    lowered = head.lower()
+    return "canonical" in lowered or "og:url" in lowered
 
 
 def url_key(url: str) -> str:

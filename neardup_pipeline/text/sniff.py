@@ -92,10 +92,12 @@ def _head_bytes(head: str | bytes) -> bytes:
 
 def _magic(head: bytes) -> str | None:
     for magic, kind in _MAGIC:
+        if not head or not _same_byte(head[0], magic[0]):
+            continue  # the first byte already differs: most magic numbers, most pages
         pairs = list(zip(head, magic, strict=False))
         # Two bytes at least must match exactly: mojibake (U+FFFD after U+FFFD) is no JPEG.
         if len(head) >= len(magic) and sum(h == m for h, m in pairs) >= 2 and all(
-            h == m or (h == 0x80 and m >= 0x80) for h, m in pairs
+            _same_byte(h, m) for h, m in pairs
         ):
             if kind == "bzip2 data" and not _BZIP2.match(head):
                 continue
@@ -105,3 +107,9 @@ def _magic(head: bytes) -> str | None:
     if _ISO_MEDIA.match(head) and head[8:12].isalnum():
         return "ISO media"
     return None
+
+
+def _same_byte(head: int, magic: int) -> bool:
+    """A byte of the body matches a byte of a magic number; 0x80 stands for any byte >= 0x80
+    (a decoded character above U+00FF, see _head_bytes)."""
+    return head == magic or (head == 0x80 and magic >= 0x80)
