@@ -50,6 +50,23 @@ async def test_the_walk_in_use_is_logged_at_start(
 
 
 @deferred_f_from_coro_f
+async def test_scraped_items_are_logged_without_their_pages(
+    site: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At DEBUG (Scrapy's default level) each scraped item is logged: its HTML shows as a start
+    and a length, its short fields in full, so a crawl's log does not hold every page."""
+    caplog.set_level(logging.DEBUG, logger="scrapy.core.scraper")
+    result = await crawl(site, crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}",
+                                              LOG_LEVEL="DEBUG"))
+    scraped = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Scraped")]
+    assert len(scraped) == len(result.kept)
+    history = next(m for m in scraped if "/articles/history.html" in m)
+    html = result.kept["/articles/history.html"]["html"]
+    assert f"({len(html):,} characters)" in history and html[200:260] not in history
+    assert "'status': 200" in history
+
+
+@deferred_f_from_coro_f
 async def test_an_index_of_other_parameters_closes_the_crawl_cleanly(
     site: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
