@@ -4,6 +4,7 @@ Usage: python benchmarks/crawl_overhead.py [--pages 10000] [--timeout 900] [--co
                                            [--extra-methods simhash ...] [--in-thread]
                                            [--python-walk] [--rounds N]
                                            [--server nginx|python]
+                                           [--backend sqlite|http://HOST:9200]
 
 Generates a site of --pages pages from the real pages of ../shared/data (the PostgreSQL 15.18 and
 15.20 manuals and the installation guide in all its languages: each page keeps its body, loses its
@@ -16,8 +17,9 @@ a site's server is not the crawler's to pay for) or by a ThreadingHTTPServer in 
 `site` spider in a subprocess, once per mode:
 
 - off: NEARDUP_ENABLED=False (the add-on is registered, the pipeline is not loaded);
-- on: a fresh SQLite index, the default methods and action (pages fingerprinted in a child
-  process, NEARDUP_FINGERPRINT_PROCESSES=1);
+- on: a fresh SQLite index (--backend sqlite, the default) or a fresh Elasticsearch fingerprint
+  index (--backend URL: a `neardup-bench-crawl-*` index per run, deleted after it), the default
+  methods and action (pages fingerprinted in a child process, NEARDUP_FINGERPRINT_PROCESSES=1);
 - on (in-thread) with --in-thread: the same, fingerprinted in the pipeline's worker thread
   inside the crawler's process (NEARDUP_FINGERPRINT_PROCESSES=0);
 - on (Python walk) with --python-walk: the defaults with the pure-Python walk of the page tree
@@ -51,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from html import escape
@@ -319,6 +322,23 @@ def _per_page(seconds: float | None, pages: int) -> str:
     return f"{1000 * seconds / pages:.2f}" if seconds and pages else "-"
 
 
+def on_backend(env: dict[str, str], backend: str) -> tuple[dict[str, str], str | None]:
+    """A mode's environment on `backend`: SQLite as given, or a fresh Elasticsearch index."""
+    if backend == "sqlite" or "NEARDUP_BACKEND" not in env:
+        return env, None
+    index = f"neardup-bench-crawl-{uuid.uuid4().hex[:8]}"
+    return {**env, "NEARDUP_BACKEND": backend, "NEARDUP_FINGERPRINT_INDEX": index}, index
+
+
+def drop_index(url: str, index: str) -> None:
+    """Delete a run's fingerprint index and its side indices: the server is not ours."""
+    from elasticsearch import Elasticsearch
+
+    with Elasticsearch(url, request_timeout=60) as client:
+        client.options(ignore_status=404).indices.delete(
+            index=f"{index},{index}-writelog,{index}-df", allow_no_indices=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -338,6 +358,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         default="nginx" if nginx_binary() else "python",
                         help="what serves the site: nginx (default when installed) or Python's "
                              "ThreadingHTTPServer in this process")
+    parser.add_argument("--backend", default="sqlite",
+                        help="index of the 'on' runs: sqlite (a fresh file each run) or an "
+                             "Elasticsearch URL (a fresh index each run, deleted after)")
     parser.add_argument("--child", metavar="START_URL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -374,7 +397,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 label = f"{label} #{round_number + 1}"
                 env = {k: v.replace(".sqlite", f".{round_number}.sqlite") for k, v in env.items()}
             print(f"[crawl] {label} ...", file=sys.stderr, flush=True)
-            run = crawl(label, start_url, env, args.concurrency, args.timeout)
+            env, index = on_backend(env, args.backend)
+            try:
+                run = crawl(label, start_url, env, args.concurrency, args.timeout)
+            finally:
+                if index is not None:
+                    drop_index(args.backend, index)
             runs.append(run)
             print(f"[crawl] {label}: {json.dumps(run)[:400]}", file=sys.stderr, flush=True)
     print(report(runs, args.pages, args.concurrency, args.server))

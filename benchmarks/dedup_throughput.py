@@ -5,7 +5,7 @@ and `--processes` value, in one run so the ratios compare, and prints a table
 with the pairwise precision and recall of its clusters against the truth (same file name in the
 two releases, text identical or edited). The time is the whole command's, interpreter start
 included. Usage: python benchmarks/dedup_throughput.py [--es-url URL] [--method simhash]
-[--processes 0 2]
+[--processes 0 2] [--rounds N] (every second round in reverse order: the machine drifts)
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ def main() -> int:
     parser.add_argument("--method", default="simhash", help="neardup dedup --method")
     parser.add_argument("--processes", type=int, nargs="+", default=[0],
                         help="child processes that fingerprint (one run per value)")
+    parser.add_argument("--rounds", type=int, default=1, help="run every setting N times")
     args = parser.parse_args()
     pages = postgresql_pages()
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,10 +80,14 @@ def main() -> int:
         print(f"{measured_at()}: {len(pages)} pages, "
               f"{corpus.stat().st_size / 1e6:.1f} MB of HTML")
         print(f"method {args.method}")
-        print("| backend | processes | docs/s | seconds | precision | recall | false pairs |")
-        print("|---|---|---|---|---|---|---|")
-        for (name, base), processes in itertools.product(backends.items(), args.processes):
-            run = f"{processes}"
+        print("| backend | processes | round | docs/s | seconds | precision | recall "
+              "| false pairs |")
+        print("|---|---|---|---|---|---|---|---|")
+        outputs: dict[tuple[int, int], set[bytes]] = {}
+        settings = list(itertools.product(backends.items(), args.processes))
+        runs = [(n, s) for n in range(args.rounds) for s in (settings[::-1] if n % 2 else settings)]
+        for round_number, ((name, base), processes) in runs:
+            run = f"{processes}-{round_number}"
             output = Path(tmp) / f"{name}-{run}.jsonl"
             spec = base.replace("fp.sqlite", f"fp-{run}.sqlite")
             command = [sys.executable, "-m", "neardup_pipeline", "dedup", str(corpus),
@@ -99,9 +104,12 @@ def main() -> int:
                 if name == "elasticsearch":
                     drop_index(args.es_url, index)
             precision, recall, false_pairs = score(output, pages)
-            print(f"| {name} | {processes} | {len(pages) / seconds:,.0f} "
+            outputs.setdefault((round_number, processes), set()).add(output.read_bytes())
+            print(f"| {name} | {processes} | {round_number + 1} | {len(pages) / seconds:,.0f} "
                   f"| {seconds:.1f} "
                   f"| {precision:.4f} | {recall:.4f} | {false_pairs} |")
+    same = all(len(found) == 1 for found in outputs.values())
+    print(f"verdict files byte-identical across backends in every round: {'yes' if same else 'NO'}")
     return 0
 
 

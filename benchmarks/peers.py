@@ -16,6 +16,8 @@ Corpora (all real HTML):
   the article's headline, its title with the host's site name), four articles per host page;
   gold = an article and its copies (`cross_site_copies.make_set`, default seed; its docstring
   says exactly what it makes).
+- large-pages: the documents of cross-site whose HTML is 100-400 KB (large article pages, where
+  reading the HTML is most of the work); gold as in cross-site.
 
 Peers, each with the companions a user would pick for it:
 - datasketch: BeautifulSoup(lxml) text, word 5-gram set, MinHash(num_perm=128) + MinHashLSH
@@ -121,6 +123,16 @@ def cross_site_corpus() -> Corpus:
                   f"real pages of many sites, {made.articles} articles each copied into "
                   f"{DEFAULT_COPIES} other sites' pages ({copies} copies); gold: an article "
                   "and its copies")
+
+
+LARGE_PAGE_BYTES = (100 * 1024, 400 * 1024)
+
+
+def large_pages_corpus() -> Corpus:
+    low, high = LARGE_PAGE_BYTES
+    pages = tuple(p for p in cross_site_corpus().pages if low <= len(p.html) <= high)
+    return Corpus("large-pages", pages,
+                  "the cross-site documents of 100-400 KB; gold: an article and its copies")
 
 
 def _run(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -551,8 +563,9 @@ LOADERS: dict[str, Callable[[], Corpus]] = {
     "postgresql": postgresql_corpus,
     "guide-en": guide_corpus,
     "cross-site": cross_site_corpus,
+    "large-pages": large_pages_corpus,
 }
-CORPORA = ("postgresql", "guide-en", DEBIAN_PACKAGE, "cross-site")
+CORPORA = ("postgresql", "guide-en", DEBIAN_PACKAGE, "cross-site", "large-pages")
 
 
 def main() -> int:

@@ -14,9 +14,10 @@ import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from neardup_pipeline.errors import ConfigError
+from neardup_pipeline.index.elastic.redaction import redact_url, split_userinfo
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.methods.anchors.method import AnchorsSettings
 from neardup_pipeline.methods.bag import BagSettings
@@ -44,12 +45,9 @@ DEFAULT_BACKEND = "sqlite:neardup.sqlite"
 
 
 def redact_backend(backend: str) -> str:
-    """A backend spec or URL fit for logs and messages: user:password replaced by ***."""
-    parts = urlsplit(backend)
-    if parts.username is None and parts.password is None:
-        return backend
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    """A backend spec or URL fit for logs and messages: user:password replaced by ***, even
+    where the URL does not parse (a password with `/`, `#`, `?` or `@` written as it is)."""
+    return redact_url(backend)
 
 
 class Section(Protocol):
@@ -96,7 +94,9 @@ class NearDupConfig:
     )
     backend: str = field(
         default=DEFAULT_BACKEND,
-        metadata=doc("`memory`, `sqlite:PATH` or `http(s)://host:9200` (Elasticsearch)"),
+        metadata=doc("`memory`, `sqlite:PATH` or `http(s)://host:9200` (Elasticsearch; the "
+                     "nodes of one cluster: their URLs separated by commas, see "
+                     "[reliability.md](reliability.md#a-node-lost))"),
     )
     text: TextSettings = field(default_factory=TextSettings)
     sketch: SketchSettings = field(default_factory=SketchSettings)
@@ -184,6 +184,8 @@ def _scrapy_value(settings: Any, flat: FlatSetting) -> Any:
     key, default = flat.scrapy_name, flat.default
     if isinstance(default, TagFields):
         return settings.getdict(key) or _ABSENT
+    if flat.name == "es_basic_auth":  # "user,pa,ss": split at the first comma, not every one
+        return settings.get(key)
     if isinstance(default, bool):
         return settings.getbool(key)
     if isinstance(default, int):
@@ -220,7 +222,7 @@ def check_backend(spec: str) -> None:
         return
     if spec.startswith("sqlite:") and spec[len("sqlite:"):].strip():
         return
-    if spec.startswith(("http://", "https://")) and urlsplit(spec).hostname:
+    if spec.startswith(("http://", "https://")) and _hostname(spec):
         return
     shown = redact_backend(spec) if "://" in spec else spec
     if spec.startswith("sqlite:"):
@@ -234,6 +236,14 @@ def check_backend(spec: str) -> None:
         f"unknown backend {shown!r}{hint}: use 'memory', 'sqlite:PATH' or "
         "'http(s)://host:9200' (NEARDUP_BACKEND, --backend)"
     )
+
+
+def _hostname(url: str) -> str | None:
+    """The host of a URL whose credentials may not parse; None when it names none."""
+    try:
+        return urlsplit(split_userinfo(url)[0]).hostname
+    except ValueError:
+        return None
 
 
 _SECTIONS: dict[str, type[Section]] = {

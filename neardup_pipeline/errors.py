@@ -1,7 +1,8 @@
 """Every error neardup raises on purpose, under one base class.
 
 A caller catches `NearDupError` for all of them, or one branch: a setting (`ConfigError`), an
-input (`InputError`), the index (`IndexFailure`), a child process (`FingerprintCrash`). Each
+input (`InputError`), the index (`IndexFailure`; `ConnectionSetupError` when Elasticsearch
+answers but refuses or cannot be trusted), a child process (`FingerprintCrash`). Each
 also derives from the builtin a caller would expect (ValueError for bad values, RuntimeError for
 a failed operation), so code written against those keeps working.
 """
@@ -43,6 +44,43 @@ class IndexUnavailable(IndexFailure):
 
 class IndexParamsError(IndexFailure):
     """The index holds fingerprints made with other parameters: mixing them would be wrong."""
+
+
+class CaFileError(ConfigError):
+    """The CA file given for Elasticsearch's certificate is missing, unreadable or holds none."""
+
+
+class ConnectionSetupError(IndexFailure):
+    """Elasticsearch answers but cannot be used as configured (TLS, scheme, credentials,
+    privileges): waiting cannot help, so it is never taken for an outage."""
+
+
+class CertificateUntrusted(ConnectionSetupError):
+    """The server's TLS certificate is not trusted (no CA given, the wrong CA, another name)."""
+
+
+class TlsMismatch(ConnectionSetupError):
+    """One side speaks TLS and the other does not: `http://` to an HTTPS port, or the reverse."""
+
+
+class AccessRefused(ConnectionSetupError):
+    """The server refused the request: 401 (credentials) or 403 (a privilege is missing)."""
+
+
+class CredentialsRefused(AccessRefused):
+    """401: no credentials, or ones the server does not accept."""
+
+
+class PrivilegeMissing(AccessRefused):
+    """403: the user or API key lacks a privilege the call needs."""
+
+
+class UnsupportedServer(ConnectionSetupError):
+    """The server is not an Elasticsearch version neardup speaks to (8.19 and 9.x)."""
+
+
+class TemplatesMissing(ConnectionSetupError):
+    """neardup may not install its index templates, and they are missing or older than its own."""
 
 
 class MappingNotFound(NearDupError, FileNotFoundError):

@@ -85,7 +85,9 @@ class Fingerprinter:
     def params(self) -> dict[str, object]:
         """Everything that must match between two fingerprints for them to be comparable."""
         return {
-            "version": 1,
+            # Raised whenever the text a page is read to changes for the same settings: an index
+            # filled under another reading then says so instead of mixing the two.
+            "version": 2,
             "content": self.text.content,
             "text": self.normalizer.params(),
             "hash": self.hasher.params(),

@@ -14,7 +14,10 @@ import pytest
 
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.index import FingerprintIndex, open_index
+from tests import es8
 from tests.crawl_harness import serve_demo_site
+from tests.es8 import es8_index_names, es8_url  # noqa: F401  (the 8.19 server, a session fixture)
+from tests.secured_es import secured_es  # noqa: F401  (the secured server, a session fixture)
 
 BACKENDS = ["memory", "sqlite", "elasticsearch"]
 PERSISTENT_BACKENDS = ["sqlite", "elasticsearch"]
@@ -42,7 +45,8 @@ INTEGRATION_MODULES = frozenset({
 def _uses_elasticsearch(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
     on_es = callspec is not None and "elasticsearch" in callspec.params.values()
-    return on_es or "es_url" in getattr(item, "fixturenames", ())
+    fixtures = getattr(item, "fixturenames", ())
+    return on_es or "es_url" in fixtures or "secured_es" in fixtures or "es8_url" in fixtures
 
 
 def _is_integration(item: pytest.Item) -> bool:
@@ -64,6 +68,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.elasticsearch)
         if _is_integration(item):
             item.add_marker(pytest.mark.integration)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the 8.19 server in the background when a selected test needs it (tests/es8.py)."""
+    es8.start_early(session.items)
+
+
+def pytest_sessionfinish() -> None:
+    es8.stop()
 
 
 @pytest.fixture

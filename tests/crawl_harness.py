@@ -28,8 +28,9 @@ from neardup_pipeline.scrapy.pipeline import NearDuplicate
 from neardup_pipeline.scrapy.spider import SiteSpider
 
 # What the demo site holds (see neardup_pipeline/scrapy/demo_site/index.html) and what simhash
-# (64 bits, k=3, 3-word shingles) makes of it: the mirror under other chrome is at distance 3,
-# the two-word edit at 2, the byte copy at 0; the shuffled paragraphs are at 9, beyond k, so kept.
+# (64 bits, k=3, 3-word shingles) makes of it: the mirror under other chrome is at distance 0
+# (its running text is the original's), the two-word edit at 2, the byte copy at 0; the shuffled
+# paragraphs are at 9, beyond k, so kept.
 ORIGINALS = [
     "/index.html",
     "/articles/history.html",

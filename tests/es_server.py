@@ -10,10 +10,12 @@ The server is Elastic's published ``integ-test-zip`` distribution, fetched once 
 ``mvn dependency:copy`` into a cache folder outside the clone and unpacked there. Every run gets
 its own config, data, logs and tmp folders in a temporary directory, a free port on 127.0.0.1,
 a single node with security off, a small heap and the disk watermarks off. CMD sees
-``NEARDUP_TEST_ES_URL`` and ``NEARDUP_TEST_ES_REQUIRED=1``.
+``NEARDUP_TEST_ES_URL`` and ``NEARDUP_TEST_ES_REQUIRED=1``. ``Server(version, Security(...))``
+starts a secured one instead (HTTPS and users; tests/secured_es.py makes the certificates and
+users and is the pytest fixture).
 
 Environment:
-    NEARDUP_ES_VERSION         server version (default 9.2.0; match the Python client's major)
+    NEARDUP_ES_VERSION         server version (default 9.2.0; 8.19.x runs too, on a JDK 17..23)
     NEARDUP_ES_CACHE           cache folder (default ~/.cache/neardup/elasticsearch)
     NEARDUP_ES_JAVA_HOME       JDK to run it with (default: picked from /usr/lib/jvm)
     NEARDUP_ES_JAVA_OPTS       JVM options (default "-Xms512m -Xmx512m")
@@ -26,6 +28,7 @@ Standard library only, so it runs before the project's virtualenv is complete.
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import fcntl
 import json
@@ -35,6 +38,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -42,8 +46,8 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
@@ -292,6 +296,19 @@ def chown_tree(root: Path, user: RunAs) -> None:
             os.chown(os.path.join(folder, name), user.uid, user.gid, follow_symlinks=False)
 
 
+def absolute_jvm_paths(jvm_options: Path, work: Path) -> None:
+    """Point the JVM's log, error and heap-dump files into this run's folders.
+
+    8.x's jvm.options names them relative to the Elasticsearch home (``logs/gc.log``,
+    ``HeapDumpPath=data``), which the server's user may not write (a root-owned cache or its
+    hard links); 9.x's are relative to the logs folder already and are left as they are.
+    """
+    text = jvm_options.read_text(encoding="utf-8")
+    text = re.sub(r"(?<=[=:])logs/", f"{work / 'logs'}/", text)
+    text = re.sub(r"HeapDumpPath=data$", f"HeapDumpPath={work / 'data'}", text, flags=re.M)
+    jvm_options.write_text(text, encoding="utf-8")
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that is free right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -311,11 +328,51 @@ def tail(path: Path, lines: int = 60) -> str:
 # --------------------------------------------------------------------------- the server
 
 
+@dataclass(frozen=True)
+class Security:
+    """A secured server: xpack security on, HTTPS on the HTTP layer, users of the file realm.
+
+    ``files`` are written into the server's config folder (certificates, ``users``,
+    ``users_roles``, ``roles.yml``) before it starts; ``settings`` are its ``-E`` options (paths
+    relative to the config folder); the health check trusts ``ca_file`` and logs in as ``auth``.
+    """
+
+    files: Mapping[str, bytes]
+    settings: Mapping[str, str]
+    ca_file: Path
+    auth: tuple[str, str]
+    # Transport TLS is needless on one node bound to loopback: bootstrap checks only warn there.
+    defaults: Mapping[str, str] = field(default_factory=lambda: {
+        "xpack.security.enabled": "true",
+        "xpack.security.http.ssl.enabled": "true",
+        "xpack.security.transport.ssl.enabled": "false",
+    })
+
+    def options(self) -> list[str]:
+        """The ``-E`` options of the server."""
+        return [f"-E{key}={value}" for key, value in {**self.defaults, **self.settings}.items()]
+
+    def write(self, config: Path) -> None:
+        """Put the files into the server's config folder, replacing the distribution's."""
+        for name, content in self.files.items():
+            target = config / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+
+    def health_context(self) -> tuple[ssl.SSLContext, dict[str, str]]:
+        """How the health check reaches the server: the TLS context and the auth header."""
+        token = base64.b64encode(":".join(self.auth).encode("utf-8")).decode("ascii")
+        return ssl.create_default_context(cafile=str(self.ca_file)), {
+            "Authorization": f"Basic {token}"
+        }
+
+
 class Server:
     """One Elasticsearch process group on 127.0.0.1, with its own temporary folders."""
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str, security: Security | None = None) -> None:
         self.version = version
+        self.security = security
         self.port = 0
         self.workdir: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
@@ -324,8 +381,20 @@ class Server:
 
     @property
     def url(self) -> str:
-        """The server's HTTP address."""
-        return f"http://127.0.0.1:{self.port}"
+        """The server's HTTP address (https:// when secured)."""
+        return f"{'https' if self.security else 'http'}://127.0.0.1:{self.port}"
+
+    def ports(self) -> tuple[int, int]:
+        """Its HTTP and transport ports: free ones (a cluster's nodes are given theirs)."""
+        http = free_port()
+        transport = free_port()
+        while transport == http:
+            transport = free_port()
+        return http, transport
+
+    def node_options(self) -> list[str]:
+        """Its name and how it finds its cluster: alone (tests/es_cluster.py: three nodes)."""
+        return ["-Enode.name=neardup-test", "-Ediscovery.type=single-node"]
 
     def start(self, timeout: float) -> None:
         """Start the server and wait for yellow health; raises ``ServerError`` on failure."""
@@ -340,6 +409,9 @@ class Server:
             es_home = work / "home"
         config = work / "config"
         shutil.copytree(es_home / "config", config)
+        absolute_jvm_paths(config / "jvm.options", work)
+        if self.security is not None:
+            self.security.write(config)
         for name in ("data", "logs", "tmp"):
             (work / name).mkdir()
         if user.is_other:
@@ -347,10 +419,7 @@ class Server:
             for name in ("data", "logs", "tmp"):
                 os.chown(work / name, user.uid, user.gid)
             os.chmod(work, 0o755)  # mkdtemp makes 0700; the server user must enter it
-        self.port = free_port()
-        transport_port = free_port()
-        while transport_port == self.port:
-            transport_port = free_port()
+        self.port, transport_port = self.ports()
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "LANG": "C.UTF-8",
@@ -363,9 +432,9 @@ class Server:
         command = [
             str(es_home / "bin" / "elasticsearch"),
             "-Ecluster.name=neardup-test",
-            "-Enode.name=neardup-test",
-            "-Ediscovery.type=single-node",
-            "-Expack.security.enabled=false",
+            *self.node_options(),
+            *(["-Expack.security.enabled=false"] if self.security is None
+              else self.security.options()),
             "-Enetwork.host=127.0.0.1",
             f"-Ehttp.port={self.port}",
             f"-Etransport.port={transport_port}",
@@ -407,12 +476,14 @@ class Server:
         started = time.monotonic()
         deadline = started + timeout
         health = f"{self.url}/_cluster/health?wait_for_status=yellow&timeout=2s"
+        context, headers = (None, {}) if self.security is None else self.security.health_context()
         while True:
             code = self.process.poll()
             if code is not None:
                 self.report_failure(f"Elasticsearch exited with code {code} while starting")
             try:
-                with urllib.request.urlopen(health, timeout=5) as response:
+                request = urllib.request.Request(health, headers=headers)
+                with urllib.request.urlopen(request, timeout=5, context=context) as response:
                     status = json.load(response).get("status")
                 if status in ("yellow", "green"):
                     log(f"Elasticsearch is {status} after {time.monotonic() - started:.1f} s")
@@ -437,7 +508,8 @@ class Server:
         """Stop the process group but keep port, config and data: `launch` starts it again."""
         process, self.process = self.process, None
         if process is not None:
-            os.killpg(process.pid, signal.SIGCONT)  # a paused server cannot act on SIGTERM
+            with contextlib.suppress(ProcessLookupError):  # it may have exited on its own
+                os.killpg(process.pid, signal.SIGCONT)  # a paused server cannot act on SIGTERM
             stop_group(process, STOP_TIMEOUT)
             log("Elasticsearch stopped")
 

@@ -24,6 +24,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.index import MemoryIndex
+from neardup_pipeline.text import extract
+from neardup_pipeline.text.chrome import Chrome
 from neardup_pipeline.text.extract import MIN_CHROMELESS_WORDS, html_to_text
 from tests.corpora import postgresql_pages
 from tests.crawl_harness import crawl, crawl_settings, describe, serve_pages
@@ -37,7 +39,11 @@ def page(body: str) -> str:
 
 
 def chromeless(html: str) -> str:
-    return html_to_text(html, chromeless=True).text
+    """The page without its chrome: the levels the default falls back to when a page has little
+    running text (text/blocks.py; tests/test_blocks.py tests the running text itself)."""
+    levels = extract._CHROMELESS_LEVELS[1:]
+    assert levels[0] == Chrome.LINKS
+    return extract._tree_text_at(html.encode(), levels, "role" in html)[1]
 
 
 def test_landmarks_are_chrome_but_an_articles_own_header_and_footer_are_not() -> None:

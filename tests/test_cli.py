@@ -300,7 +300,8 @@ def test_each_command_lives_in_its_own_module(capsys: pytest.CaptureFixture[str]
         main(["--help"])
     listed = capsys.readouterr().out
     names = [module.__name__.rsplit(".", 1)[1] for module in COMMANDS]
-    assert names == ["dedup", "compare", "crawl", "anchors", "eval", "search", "stats", "report"]
+    assert names == ["dedup", "compare", "crawl", "anchors", "eval", "search", "stats", "report",
+                     "reuse", "hygiene", "es"]
     assert "{" + ",".join(names) + "}" in listed
 
 

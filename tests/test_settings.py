@@ -36,7 +36,7 @@ FLAT_NAMES = {
     "es_start",
     "es_reprobe_seconds", "spool_path", "fingerprint_index", "pages_index", "es_api_key",
     "es_basic_auth", "es_verify_certs", "es_ca_certs", "es_bulk_size", "es_request_timeout",
-    "es_retry_seconds",
+    "es_retry_seconds", "es_manage_templates",
 }
 
 

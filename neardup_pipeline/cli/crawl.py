@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neardup_pipeline.cli.options import add_es_connection_options, add_es_template_option
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.scrapy.crawl import CRAWL_BACKEND, DEMO_BACKEND, run
 from neardup_pipeline.scrapy.settings import ScrapySettings
@@ -41,6 +42,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="stop after this many responses (CLOSESPIDER_PAGECOUNT)")
     parser.add_argument("--log-level", default="WARNING",
                         help="Scrapy log level (default: WARNING, so the summary stands out)")
+    add_es_connection_options(parser)
+    add_es_template_option(parser)
     parser.set_defaults(func=run)
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,17 @@ from tqdm import tqdm
 
 from neardup_pipeline.cli.anchors import dedup_fingerprinter
 from neardup_pipeline.cli.inputs import open_input, open_output, parse_document
-from neardup_pipeline.cli.options import add_method_options, at_least, config_from_args
+from neardup_pipeline.cli.options import (
+    add_es_connection_options,
+    add_es_template_option,
+    add_method_options,
+    at_least,
+    config_from_args,
+    es_settings,
+)
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConfigError, FingerprintCrash, InputError
-from neardup_pipeline.fingerprint import Document, Fingerprint
+from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index import open_index
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.methods.rarewords import RarewordsSettings
@@ -60,6 +68,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="rarewords stream mode: no rarewords verdict until DF holds this many documents "
         f"(default: {RarewordsSettings.warmup})",
     )
+    add_es_connection_options(dedup)
+    add_es_template_option(dedup)
     dedup.set_defaults(func=cmd_dedup)
 
 
@@ -68,6 +78,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         args, backend=args.backend, fingerprint_index=args.fingerprint_index,
         rarewords_warmup=0 if args.df_pass else args.warmup,  # batch: DF complete from the start
     )
+    config = config.replace(elastic=es_settings(args, config.elastic))
     if args.df_pass and str(args.input) == "-":
         raise ConfigError("--df-pass reads the input twice: give a file, not stdin")
     if args.processes and not can_offload(config):
@@ -117,7 +128,21 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                 if batch:
                     yield batch
 
-            if workers is None:
+            if workers is None and remote(config):
+                # This thread fingerprints batch n + 1 while another decides batch n: the
+                # decisions wait on the server (lookups, bulk writes), which frees the GIL.
+                fingerprinter = Fingerprinter(config)
+                with ThreadPoolExecutor(1, thread_name_prefix="neardup-decide") as decider:
+                    deciding: Future[None] | None = None
+                    for batch in batches():
+                        fps = [fingerprinter.fingerprint(doc) for doc, repeated in batch
+                               if not repeated]
+                        if deciding is not None:
+                            deciding.result()
+                        deciding = decider.submit(emit, batch, fps)
+                    if deciding is not None:
+                        deciding.result()
+            elif workers is None:
                 for batch in batches():
                     emit(batch, None)
             else:  # the children fingerprint batch n + 1 while this process decides batch n
@@ -141,6 +166,11 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         print(f"neardup: {bad_lines} input line(s) skipped as unreadable", file=sys.stderr)
         return 1
     return 0
+
+
+def remote(config: NearDupConfig) -> bool:
+    """A server-backed index with methods that fingerprint without it: worth a second thread."""
+    return config.backend.startswith(("http://", "https://")) and can_offload(config)
 
 
 # An input line's document, and whether an earlier line had its id.

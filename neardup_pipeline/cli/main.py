@@ -13,15 +13,18 @@ from neardup_pipeline.cli import (
     compare,
     crawl,
     dedup,
+    es,
     eval,
+    hygiene,
     report,
+    reuse,
     search,
     stats,
 )
 from neardup_pipeline.errors import NearDupError
 
 # In the order `neardup --help` lists them.
-COMMANDS = (dedup, compare, crawl, anchors, eval, search, stats, report)
+COMMANDS = (dedup, compare, crawl, anchors, eval, search, stats, report, reuse, hygiene, es)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

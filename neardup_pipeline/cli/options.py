@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from neardup_pipeline.config import METHOD_CHOICES, NearDupConfig
+from neardup_pipeline.index.elastic.environment import with_environment
+from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.methods.anchors.method import AnchorsSettings
 from neardup_pipeline.methods.minhash import MODES, MinhashSettings
 from neardup_pipeline.methods.simhash import SimhashSettings
@@ -89,12 +93,75 @@ def add_fit_command(
 
 
 def add_es_options(parser: argparse.ArgumentParser, required: bool = False) -> None:
-    """Where the pages index is (search, stats, report)."""
+    """Where the pages index is and how to reach it (search, stats, report)."""
     parser.add_argument("--es", required=required, metavar="URL",
-                        help="Elasticsearch URL (credentials: NEARDUP_ES_API_KEY, or "
-                        "NEARDUP_ES_USERNAME and NEARDUP_ES_PASSWORD)")
+                        help="Elasticsearch URL, http(s)://host:port (credentials: see "
+                        "'Elasticsearch connection' below)")
     parser.add_argument("--pages-index", default=DEFAULT_PAGES_INDEX,
                         help=f"pages index name (default {DEFAULT_PAGES_INDEX})")
+    add_es_connection_options(parser)
+
+
+def add_es_connection_options(parser: argparse.ArgumentParser) -> None:
+    """How every command reaches Elasticsearch: TLS and the timeout as flags (each also a
+    NEARDUP_ES_* variable, which a flag overrides); secrets only from the environment."""
+    group = parser.add_argument_group(
+        "Elasticsearch connection",
+        "credentials come only from the environment, never from a flag: NEARDUP_ES_USERNAME "
+        "and NEARDUP_ES_PASSWORD, NEARDUP_ES_BASIC_AUTH=user,password, or NEARDUP_ES_API_KEY "
+        "(or user:password in the URL)",
+    )
+    group.add_argument("--es-ca-certs", metavar="FILE",
+                       help="CA file (PEM) that signs the server's certificate (env "
+                       "NEARDUP_ES_CA_CERTS)")
+    group.add_argument("--es-verify-certs", action=argparse.BooleanOptionalAction, default=None,
+                       help="verify the server's certificate (default: yes; env "
+                       "NEARDUP_ES_VERIFY_CERTS; --no-es-verify-certs trusts any server: "
+                       "testing only)")
+    group.add_argument("--es-request-timeout", type=positive_seconds, metavar="SECONDS",
+                       help="seconds per request (default "
+                       f"{ElasticSettings.request_timeout:g}; env NEARDUP_ES_REQUEST_TIMEOUT)")
+
+
+def add_es_template_option(parser: argparse.ArgumentParser) -> None:
+    """Whether a command that writes to Elasticsearch (dedup, crawl) installs neardup's index
+    templates at start, or only checks them (after `neardup es install-templates`)."""
+    parser.add_argument(
+        "--es-manage-templates", action=argparse.BooleanOptionalAction, default=None,
+        help="install or update neardup's index templates at start (default: yes; env "
+        "NEARDUP_ES_MANAGE_TEMPLATES); --no-es-manage-templates only checks them, after an "
+        "administrator ran `neardup es install-templates` (no cluster privilege but monitor)",
+    )
+
+
+# The connection flags of add_es_connection_options (and add_es_template_option), by
+# ElasticSettings field.
+_ES_FLAGS = {"ca_certs": "es_ca_certs", "verify_certs": "es_verify_certs",
+             "request_timeout": "es_request_timeout", "manage_templates": "es_manage_templates"}
+
+
+def es_flag_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The connection flags given on the command line, by flat setting name."""
+    return {f"es_{field}": getattr(args, dest) for field, dest in _ES_FLAGS.items()
+            if getattr(args, dest, None) is not None}
+
+
+def es_settings(args: argparse.Namespace,
+                base: ElasticSettings | None = None) -> ElasticSettings:
+    """The Elasticsearch settings of a command: `base` (default: the defaults), its fields
+    still at their defaults taken from the NEARDUP_ES_* variables, then the flags on top."""
+    settings = with_environment(base or ElasticSettings(), os.environ)
+    flags = {field: getattr(args, dest) for field, dest in _ES_FLAGS.items()
+             if getattr(args, dest, None) is not None}
+    return dataclasses.replace(settings, **flags) if flags else settings
+
+
+def positive_seconds(value: str) -> float:
+    """An argparse type: a number of seconds above zero."""
+    seconds = float(value)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return seconds
 
 
 def at_least(minimum: int) -> Callable[[str], int]:

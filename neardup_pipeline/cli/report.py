@@ -9,8 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from neardup_pipeline.cli.inputs import parse_document
-from neardup_pipeline.cli.options import add_es_options
+from neardup_pipeline.cli.options import add_es_options, es_settings
+from neardup_pipeline.cli.reuse import reuse_output, reuse_report
 from neardup_pipeline.cli.sources import es_client, read_records, source_of
+from neardup_pipeline.config import redact_backend
 from neardup_pipeline.errors import InputError, ReportError, SourceError
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.report.stats import PageRecord, summarize
@@ -26,6 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report.add_argument("--docs", type=Path,
                         help="the input corpus or the crawl's feed (JSONL: id or url, "
                         "html|text): texts for the pairs")
+    report.add_argument("--sources", type=Path,
+                        help="for a `neardup reuse` output: the sources (JSONL, a folder, or "
+                        "the SQLite file of `neardup reuse index`); --docs: the suspects")
     report.add_argument("--canonical", choices=POLICIES, default=ScrapySettings.canonical,
                         help="canonical copy where the source does not mark one (default: "
                         f"{ScrapySettings.canonical})")
@@ -37,6 +42,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from neardup_pipeline.report.html import render_report
 
+    if args.source and reuse_output(Path(args.source)):
+        return reuse_report(args)
     records, texts, source = report_data(args)
     try:
         page = render_report(records, texts, source=source, policy=args.canonical,
@@ -60,13 +67,13 @@ def report_data(args: argparse.Namespace) -> tuple[list[PageRecord], dict[str, s
 
         if args.source:
             raise SourceError("give either a source (OUT.jsonl, sqlite:PATH) or --es URL")
-        with es_client(args.es, args.pages_index) as client:
+        with es_client(args.es, args.pages_index, es_settings(args)) as client:
             records = list(page_records(client, args.pages_index))
             pairs, _ = pairs_of(records, {}, args.canonical, args.max_pairs)
             urls = sorted({r.url for p in pairs for r in (p.canonical, p.copy) if r.url})
             by_url = page_texts(client, args.pages_index, urls)
         es_texts = {r.doc_id: by_url[r.url] for r in records if r.url in by_url}
-        return records, es_texts, f"{args.es} index {args.pages_index}"
+        return records, es_texts, f"{redact_backend(args.es)} index {args.pages_index}"
     source = source_of(args)
     records = read_records(source)
     texts: dict[str, str] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from neardup_pipeline.cli.options import add_es_options
+from neardup_pipeline.cli.options import add_es_options, es_settings
 from neardup_pipeline.cli.sources import es_client
 
 
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     from neardup_pipeline.index.elastic.search import collapsed_search
 
-    with es_client(args.es, args.pages_index) as client:
+    with es_client(args.es, args.pages_index, es_settings(args)) as client:
         result = collapsed_search(client, args.pages_index, args.query, size=args.size)
     if args.json:
         print(json.dumps({"query": result.query, "total_pages": result.total_pages,

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from neardup_pipeline.config import redact_backend
 from neardup_pipeline.errors import IndexFailure, SourceError
 from neardup_pipeline.index.sqlite.schema import connect_read_only
 from neardup_pipeline.report.stats import PageRecord, record_from_verdict
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
+
+    from neardup_pipeline.index.elastic.settings import ElasticSettings
+
+READ_RETRIES = 2  # the client's own retries of a failed connection, for the reading commands
 
 
 def source_of(args: argparse.Namespace) -> str:
@@ -77,35 +80,36 @@ def sqlite_records(path: Path) -> Iterator[PageRecord]:
         yield record_from_verdict({**meta, "id": doc_id}, order)
 
 
-class es_client:
-    """A read-only client for the pages index; a clear error when the index is missing."""
+@contextmanager
+def es_client(url: str, index: str,
+              settings: ElasticSettings | None = None) -> Iterator[Elasticsearch]:
+    """A read-only client for the pages index, from the one client factory (`settings`: the
+    command's, see cli/options.es_settings); a clear error when the index is missing, and any
+    refusal, TLS or connection failure inside the block said with its cause and fix."""
+    from elastic_transport import TransportError
+    from elasticsearch import ApiError
 
-    def __init__(self, url: str, index: str) -> None:
-        self.url, self.index = url, index
-        self._client: Elasticsearch | None = None
+    from neardup_pipeline.index.elastic.connection import client_from_settings
+    from neardup_pipeline.index.elastic.diagnosis import diagnose
+    from neardup_pipeline.index.elastic.settings import ElasticSettings
 
-    def __enter__(self) -> Elasticsearch:
-        from elastic_transport import TransportError
-        from elasticsearch import ApiError, Elasticsearch
-
-        kwargs: dict[str, Any] = {"request_timeout": 30}
-        if os.environ.get("NEARDUP_ES_API_KEY"):
-            kwargs["api_key"] = os.environ["NEARDUP_ES_API_KEY"]
-        elif os.environ.get("NEARDUP_ES_USERNAME"):
-            kwargs["basic_auth"] = (os.environ["NEARDUP_ES_USERNAME"],
-                                    os.environ.get("NEARDUP_ES_PASSWORD", ""))
-        self._client = Elasticsearch(self.url, **kwargs)
+    client, location = client_from_settings(url, settings or ElasticSettings(),
+                                            retries=READ_RETRIES)
+    try:
         try:
-            exists = bool(self._client.indices.exists(index=self.index))
+            # A GET (a HEAD answer has no body to say why it was refused) that needs only the
+            # `read` privilege, as the commands do.
+            if client.options(ignore_status=404).count(index=index).meta.status == 404:
+                raise IndexFailure(f"no pages index {index!r} at {location} (crawl with "
+                                   "NEARDUP_PAGES_INDEX set to fill it)")
+            yield client
         except (ApiError, TransportError) as exc:
-            self._client.close()
-            raise IndexFailure(f"Elasticsearch at {redact_backend(self.url)}: {exc}") from exc
-        if not exists:
-            self._client.close()
-            raise IndexFailure(f"no pages index {self.index!r} at {redact_backend(self.url)} "
-                              "(crawl with NEARDUP_PAGES_INDEX set to fill it)")
-        return self._client
-
-    def __exit__(self, *exc: object) -> None:
-        if self._client is not None:
-            self._client.close()
+            raise diagnose(exc, client, location) from exc
+        except IndexFailure as exc:  # a reader's own wrapping of a refusal: say its cause
+            cause = exc.__cause__
+            if isinstance(cause, TransportError) or (
+                    isinstance(cause, ApiError) and cause.meta.status in (401, 403)):
+                raise diagnose(cause, client, location) from cause
+            raise
+    finally:
+        client.close()

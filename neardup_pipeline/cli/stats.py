@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from neardup_pipeline.cli.options import add_es_options
+from neardup_pipeline.cli.options import add_es_options, es_settings
 from neardup_pipeline.cli.sources import es_client, read_records, source_of
 from neardup_pipeline.report.stats import Summary, summarize
 
@@ -40,6 +40,6 @@ def summary_of(args: argparse.Namespace) -> Summary:
     if args.es:
         from neardup_pipeline.index.elastic.pages import pages_summary
 
-        with es_client(args.es, args.pages_index) as client:
+        with es_client(args.es, args.pages_index, es_settings(args)) as client:
             return pages_summary(client, args.pages_index)
     return summarize(read_records(source_of(args)))

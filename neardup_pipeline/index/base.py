@@ -235,6 +235,16 @@ class SupportsPendingWrites(Protocol):
 
 
 @runtime_checkable
+class SupportsPublish(Protocol):
+    """A shared index whose writers are put in one order (Elasticsearch's write log)."""
+
+    def publish(self) -> list[IndexEntry]:
+        """Put what this process added since the last call in the order, and return what
+        other writers put there before it that this process's lookups may have missed."""
+        ...
+
+
+@runtime_checkable
 class SupportsPing(Protocol):
     """A remote backend that can say cheaply whether it answers."""
 

@@ -46,6 +46,11 @@ class MemoryIndex(ClosesOnExit):
                 for key in keys:
                     postings[key].add(doc_id)
 
+    def remove(self, doc_id: str) -> None:
+        """Forget a document (the Elasticsearch write cache drops entries once searchable)."""
+        with self._lock:
+            self._remove(doc_id)
+
     def _remove(self, doc_id: str) -> None:
         old = self._entries.pop(doc_id, None)
         if old is None:

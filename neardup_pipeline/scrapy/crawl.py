@@ -84,6 +84,10 @@ def _settings(args: argparse.Namespace, demo: bool) -> Any:
         settings.set("NEARDUP_ACTION", args.action, priority="cmdline")
     if args.methods:
         settings.set("NEARDUP_METHODS", args.methods, priority="cmdline")
+    from neardup_pipeline.cli.options import es_flag_settings
+
+    for name, value in es_flag_settings(args).items():  # --es-ca-certs, ...: NEARDUP_ES_*
+        settings.set(f"NEARDUP_{name.upper()}", value, priority="cmdline")
     if args.max_pages is not None:
         settings.set("CLOSESPIDER_PAGECOUNT", args.max_pages, priority="cmdline")
     if args.output is not None:

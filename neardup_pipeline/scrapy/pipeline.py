@@ -15,7 +15,13 @@ from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 
 from neardup_pipeline.config import NearDupConfig, unknown_scrapy_settings
-from neardup_pipeline.errors import IndexParamsError, IndexUnavailable, NearDupError
+from neardup_pipeline.errors import (
+    AccessRefused,
+    ConnectionSetupError,
+    IndexParamsError,
+    IndexUnavailable,
+    NearDupError,
+)
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.scrapy.check import PageChecker, choose_checker
 from neardup_pipeline.scrapy.check.worker import WorkerThread
@@ -116,6 +122,10 @@ class NearDupPipeline:
         assert checker is not None, "the spider is not open"
         try:
             checked = await checker.check(doc)
+        except ConnectionSetupError as exc:  # refused or TLS: no later page can do better
+            self._close_refused(exc)
+            self._set(adapter, self.config.scrapy.tag_fields.status, "error")
+            return self._leaving(adapter, item)
         except Exception as exc:
             self.stats.inc("errors")
             if self.config.scrapy.on_error == "fail":
@@ -142,6 +152,18 @@ class NearDupPipeline:
                          "their fingerprints spooled)")
             self._closing = deferred_from_coro(self.crawler.engine.close_spider_async(
                 reason="neardup_es_unavailable"))
+
+    def _close_refused(self, exc: ConnectionSetupError) -> None:
+        """Elasticsearch refuses (credentials, a privilege) or TLS does not match: say why
+        once and close the spider, whatever NEARDUP_ON_ERROR says (every page would fail)."""
+        self.stats.inc("errors")
+        if not self._close_requested and self.crawler.engine is not None:
+            self._close_requested = True
+            reason, _ = _start_failure(exc)
+            logger.error("neardup: %s; closing the spider (%s): this item and any in flight "
+                         "are kept unchecked, tagged 'error'", exc, reason)
+            self._closing = deferred_from_coro(self.crawler.engine.close_spider_async(
+                reason=reason))
 
     def _act(self, item: Any, adapter: ItemAdapter, verdict: Verdict, doc: Document) -> Any:
         fields = self.config.scrapy.tag_fields
@@ -272,4 +294,8 @@ def _start_failure(exc: NearDupError) -> tuple[str, str]:
         return "neardup_index_unavailable", " (NEARDUP_ES_START = 'degraded' starts without it)"
     if isinstance(exc, IndexParamsError):
         return "neardup_index_params", ""
+    if isinstance(exc, AccessRefused):
+        return "neardup_es_access_refused", ""
+    if isinstance(exc, ConnectionSetupError):
+        return "neardup_es_tls", ""
     return "neardup_not_started", ""

@@ -51,9 +51,13 @@ cdef extern from "<dlfcn.h>" nogil:
 
 import threading
 
+from neardup_pipeline.text.blocks import (
+    CHROME_NAMED, CONTENT_NAMED, MAX_LINK_DENSITY, SHORT_WORDS,
+)
 from neardup_pipeline.text.htmltags import (
-    BLOCK_TAGS, INVISIBLE_TAGS, LANDMARK_ROLES, LANDMARK_TAGS, LINK_BLOCK_TAGS, MAIN_TAGS,
-    PAGE_LANDMARK_TAGS, SECTIONING_TAGS,
+    BLOCK_TAGS, CHROME_NAME_STEMS, CONTENT_NAMES, CONTROL_TAGS, INVISIBLE_TAGS, LANDMARK_ROLES,
+    LANDMARK_TAGS, LINK_BLOCK_TAGS, MAIN_TAGS, PAGE_LANDMARK_TAGS, PAGE_ROOT_TAGS,
+    SECTIONING_TAGS, STRUCTURE_TAGS,
 )
 
 cetree.import_lxml__etree()
@@ -64,6 +68,7 @@ cdef enum:
     LANDMARKS = 1
     LINKS_BEFORE_TITLE = 2
     LINKS = 3
+    BLOCKS = 4
 
 # What a tag name is, as bits (one element may be several: "main" is both MAIN and SECTIONING).
 cdef enum:
@@ -78,6 +83,9 @@ cdef enum:
     H2 = 256
     INVISIBLE = 512  # never text (htmltags.INVISIBLE_TAGS): not copied
     TITLE = 1024
+    CONTROL = 2048
+    STRUCTURE = 4096
+    PAGE_ROOT = 8192
 
 # An element's role attribute, as chrome._role reads it
 cdef enum:
@@ -92,7 +100,8 @@ cdef int MAX_DEPTH = 2048
 cdef list _KINDS = [(BLOCK, BLOCK_TAGS), (LINK_BLOCK, LINK_BLOCK_TAGS), (LANDMARK, LANDMARK_TAGS),
                     (PAGE_LANDMARK, PAGE_LANDMARK_TAGS), (SECTIONING, SECTIONING_TAGS),
                     (MAIN, MAIN_TAGS), (ANCHOR, ("a",)), (H1, ("h1",)), (H2, ("h2",)),
-                    (INVISIBLE, INVISIBLE_TAGS), (TITLE, ("title",))]
+                    (INVISIBLE, INVISIBLE_TAGS), (TITLE, ("title",)), (CONTROL, CONTROL_TAGS),
+                    (STRUCTURE, STRUCTURE_TAGS), (PAGE_ROOT, PAGE_ROOT_TAGS)]
 cdef unordered_map[string, int] _KIND_OF_NAME
 for _bit, _names in _KINDS:
     for _name in _names:
@@ -102,6 +111,62 @@ for _bit, _names in _KINDS:
 cdef int _kind_of_name(const char* name, size_t length) noexcept:
     cdef unordered_map[string, int].iterator named = _KIND_OF_NAME.find(string(name, length))
     return deref(named).second if named != _KIND_OF_NAME.end() else 0
+
+
+# blocks.name_kind's tables, by a word's first letter (a-z)
+cdef vector[vector[string]] _STEMS_BY_LETTER = vector[vector[string]](26)
+cdef vector[vector[string]] _CONTENT_BY_LETTER = vector[vector[string]](26)
+for _stem in CHROME_NAME_STEMS:
+    _STEMS_BY_LETTER[ord(_stem[0]) - 97].push_back(_stem.encode())
+for _name in CONTENT_NAMES:
+    _CONTENT_BY_LETTER[ord(_name[0]) - 97].push_back(_name.encode())
+cdef int _CHROME_NAMED = CHROME_NAMED
+cdef int _CONTENT_NAMED = CONTENT_NAMED
+# blocks.keeps' thresholds
+cdef double _MAX_LINK_DENSITY = MAX_LINK_DENSITY
+cdef Py_ssize_t _SHORT_WORDS = SHORT_WORDS
+
+
+cdef int _word_kind(const string& word) noexcept:
+    cdef int kind = 0
+    cdef size_t i
+    cdef int letter = <int>word[0] - 97
+    for i in range(_STEMS_BY_LETTER[letter].size()):
+        if word.compare(0, _STEMS_BY_LETTER[letter][i].size(), _STEMS_BY_LETTER[letter][i]) == 0:
+            kind |= _CHROME_NAMED
+            break
+    for i in range(_CONTENT_BY_LETTER[letter].size()):
+        if word == _CONTENT_BY_LETTER[letter][i]:
+            kind |= _CONTENT_NAMED
+            break
+    return kind
+
+
+cdef int _name_kind(const char* value, size_t length) noexcept:
+    """blocks.name_kind of a class or id value: its words are runs of ASCII letters, split
+    before an upper-case letter that follows a lower-case one, lower-cased."""
+    cdef string word
+    cdef int kind = 0
+    cdef size_t i
+    cdef unsigned char c
+    cdef bint lower_before = False
+    for i in range(length + 1):
+        c = <unsigned char>value[i] if i < length else 0
+        if 97 <= c <= 122:
+            word.push_back(<char>c)
+            lower_before = True
+        elif 65 <= c <= 90:
+            if lower_before:
+                kind |= _word_kind(word)
+                word.clear()
+            word.push_back(<char>(c + 32))
+            lower_before = False
+        else:
+            if word.size():
+                kind |= _word_kind(word)
+                word.clear()
+            lower_before = False
+    return kind
 
 
 cdef int _role_of(bytes value):
@@ -118,6 +183,7 @@ cdef struct Node:
     int next  # -1: the last child
     int bits  # tag kinds; 0 for a text node
     int role
+    int names  # blocks.name_kind of its class and id
     bint element
     size_t start  # a text node's bytes in _Tree.texts
     size_t length
@@ -135,6 +201,14 @@ cdef struct Block:
     Py_ssize_t chars  # link text, in it and (after the totals pass) in the blocks inside it
     Py_ssize_t links
     bint ruled_out
+
+
+cdef struct Span:
+    size_t start  # its first word's first byte in the text
+    size_t end
+    Py_ssize_t words
+    Py_ssize_t link_words  # words that begin inside a link
+    bint structure  # some word in a list item, table cell or pre
 
 
 cdef class _Tree:
@@ -170,6 +244,7 @@ cdef class _Tree:
         node.next = -1
         node.bits = bits
         node.role = NO_ROLE
+        node.names = 0
         node.element = element
         node.start = self.texts.size()
         node.length = 0
@@ -391,6 +466,8 @@ cdef class _Tree:
         cdef int node, title
         if chrome == KEEP:
             return out
+        if chrome == BLOCKS:
+            return self._block_chrome()
         self._find_landmarks()
         for node in self.landmarks:
             out[node] = 1
@@ -419,11 +496,105 @@ cdef class _Tree:
             out[node] = 1
         return out
 
+    cdef vector[char] _block_chrome(self):
+        """blocks.drop_block_chrome: landmarks (a page-level header or footer holding an
+        article or main element stays), form controls, and elements named as chrome that hold
+        none named as content."""
+        cdef size_t n = self.nodes.size()
+        cdef vector[char] out = vector[char](n, 0)
+        cdef vector[char] holds_main = vector[char](n, 0)
+        cdef vector[char] holds_content = vector[char](n, 0)
+        cdef int node, parent
+        self._find_landmarks()
+        for node in range(<int>n - 1, 0, -1):  # children come after their parents
+            parent = self.nodes[node].parent
+            if parent >= 0:
+                if self.regions[node] or holds_main[node]:
+                    holds_main[parent] = 1
+                if self.nodes[node].names == _CONTENT_NAMED or holds_content[node]:
+                    holds_content[parent] = 1
+        for node in self.landmarks:
+            if (self._is(node, PAGE_LANDMARK) and not self._is(node, LANDMARK)
+                    and not (self.roles and self.nodes[node].role == LANDMARK_ROLE)
+                    and holds_main[node]):
+                continue
+            out[node] = 1
+        for node in range(<int>n):
+            if not self.nodes[node].element:
+                continue
+            if self._is(node, CONTROL):
+                out[node] = 1
+            elif (self.nodes[node].names & _CHROME_NAMED and not self._is(node, MAIN | PAGE_ROOT)
+                  and not holds_content[node]):
+                out[node] = 1
+        return out
+
+    cdef str _block_text(self, vector[char]& gone):
+        """blocks.blocks_of and blocks.keeps: the kept blocks' text, joined by spaces."""
+        cdef string out
+        out.reserve(self.texts.size())
+        cdef vector[Span] spans
+        cdef Span span
+        span.start = span.end = 0
+        span.words = span.link_words = 0
+        span.structure = False
+        cdef bint space = False, entered
+        cdef int node = 0, links = 0, structures = 0
+        cdef Py_ssize_t before
+        while node >= 0:
+            entered = False
+            if self.nodes[node].element:
+                if node != 0 and gone[node]:
+                    if self._has_tail(node):
+                        space = True
+                else:
+                    entered = True
+                    if self._is(node, BLOCK):
+                        _close_span(spans, &span, out.size())
+                        space = True
+                    if self._is(node, ANCHOR):
+                        links += 1
+                    if self._is(node, STRUCTURE):
+                        structures += 1
+            else:
+                before = span.words
+                space = _append_words(out, <const unsigned char*>self.texts.data()
+                                      + self.nodes[node].start, self.nodes[node].length, space,
+                                      &span)
+                if links and span.words > before:
+                    span.link_words += span.words - before
+                if structures and span.end != out.size():
+                    span.structure = True
+                span.end = out.size()
+            if entered and self.nodes[node].first_child >= 0:
+                node = self.nodes[node].first_child
+                continue
+            while True:  # leave the node, and every element it was the last child of
+                if self.nodes[node].element and (node == 0 or not gone[node]):
+                    if self._is(node, BLOCK):
+                        _close_span(spans, &span, out.size())
+                        space = True
+                    if self._is(node, ANCHOR):
+                        links -= 1
+                    if self._is(node, STRUCTURE):
+                        structures -= 1
+                if node == 0:
+                    node = -1
+                    break
+                if self.nodes[node].next >= 0:
+                    node = self.nodes[node].next
+                    break
+                node = self.nodes[node].parent
+        _close_span(spans, &span, out.size())
+        return _kept_text(spans, out)
+
     def text(self, int chrome):
         """(visible text with whitespace collapsed, whether the page marks its main content)."""
         if self.nodes.size() == 0:
             return "", False
         cdef vector[char] gone = self.removed(chrome)
+        if chrome == BLOCKS:
+            return self._block_text(gone), self.any_region
         cdef string out
         out.reserve(self.texts.size())  # at most the page's text, whitespace collapsed
         cdef bint space = False, descend
@@ -459,6 +630,28 @@ cdef class _Tree:
         return -1
 
 
+cdef inline size_t _decode(const unsigned char* text, size_t i, size_t length,
+                           Py_UCS4* point) noexcept:
+    """The width of the UTF-8 character at text[i], its code point into `point`; a byte that
+    does not start one (libxml2 never hands such text out) is one U+FFFD, as "replace" decodes."""
+    cdef unsigned char byte = text[i]
+    if byte < 0x80:
+        point[0] = byte
+        return 1
+    if byte >= 0xF0 and i + 3 < length:
+        point[0] = ((byte & 0x07) << 18) | ((text[i + 1] & 0x3F) << 12) | (
+            (text[i + 2] & 0x3F) << 6) | (text[i + 3] & 0x3F)
+        return 4
+    if byte >= 0xE0 and i + 2 < length:
+        point[0] = ((byte & 0x0F) << 12) | ((text[i + 1] & 0x3F) << 6) | (text[i + 2] & 0x3F)
+        return 3
+    if byte >= 0xC0 and i + 1 < length:
+        point[0] = ((byte & 0x1F) << 6) | (text[i + 1] & 0x3F)
+        return 2
+    point[0] = 0xFFFD
+    return 1
+
+
 cdef bint _append(string& out, const unsigned char* text, size_t length, bint space) noexcept:
     """Append text to out, runs of whitespace (Py_UNICODE_ISSPACE, as str.split) as one space,
     none at the start; returns whether a space is pending."""
@@ -477,22 +670,7 @@ cdef bint _append(string& out, const unsigned char* text, size_t length, bint sp
             out.append(<const char*>text + i, end - i)
             i = end
             continue
-        if byte < 0x80:
-            width = 1
-            point = byte
-        elif byte >= 0xF0 and i + 3 < length:
-            width = 4
-            point = ((byte & 0x07) << 18) | ((text[i + 1] & 0x3F) << 12) | (
-                (text[i + 2] & 0x3F) << 6) | (text[i + 3] & 0x3F)
-        elif byte >= 0xE0 and i + 2 < length:
-            width = 3
-            point = ((byte & 0x0F) << 12) | ((text[i + 1] & 0x3F) << 6) | (text[i + 2] & 0x3F)
-        elif byte >= 0xC0 and i + 1 < length:
-            width = 2
-            point = ((byte & 0x1F) << 6) | (text[i + 1] & 0x3F)
-        else:  # not UTF-8 (libxml2 never hands such text out): kept, decoded with "replace"
-            width = 1
-            point = 0xFFFD
+        width = _decode(text, i, length, &point)
         if Py_UNICODE_ISSPACE(point):
             space = True
         else:
@@ -502,6 +680,57 @@ cdef bint _append(string& out, const unsigned char* text, size_t length, bint sp
             out.append(<const char*>text + i, width)
         i += width
     return space
+
+
+cdef bint _append_words(string& out, const unsigned char* text, size_t length, bint space,
+                        Span* span) noexcept:
+    """_append, counting the words that begin in `text` into `span` (a word begins at a
+    character other than whitespace after whitespace, a block boundary or nothing) and marking
+    where its first word begins."""
+    cdef size_t i = 0, width
+    cdef Py_UCS4 point
+    while i < length:
+        width = _decode(text, i, length, &point)
+        if Py_UNICODE_ISSPACE(point):
+            space = True
+        else:
+            if space or out.size() == 0:
+                if space and out.size():
+                    out.push_back(b" ")
+                if span.words == 0:
+                    span.start = out.size()
+                span.words += 1
+            space = False
+            out.append(<const char*>text + i, width)
+        i += width
+    return space
+
+
+cdef void _close_span(vector[Span]& spans, Span* span, size_t end) noexcept:
+    """End the block being read (kept when it has words) and start the next at `end`."""
+    if span.words:
+        span.end = end
+        spans.push_back(span[0])
+    span.start = span.end = end
+    span.words = span.link_words = 0
+    span.structure = False
+
+
+cdef double _density(const Span& span) noexcept:
+    return <double>span.link_words / span.words if span.words else 0.0
+
+
+cdef str _kept_text(vector[Span]& spans, string& out):
+    """blocks.keeps over the blocks, their kept text joined by spaces."""
+    cdef string kept
+    cdef size_t at
+    for at in range(spans.size()):
+        if _density(spans[at]) <= _MAX_LINK_DENSITY and (
+                spans[at].words > _SHORT_WORDS or spans[at].structure):
+            if kept.size():
+                kept.push_back(b" ")
+            kept.append(out, spans[at].start, spans[at].end - spans[at].start)
+    return PyUnicode_DecodeUTF8(kept.c_str(), kept.size(), "replace")
 
 
 # --- libxml2 (lxml) -----------------------------------------------------------------------------
@@ -547,6 +776,24 @@ cdef int _libxml2_role(xmlNode* node) except -1:
     return NO_ROLE
 
 
+cdef int _libxml2_names(xmlNode* node) noexcept:
+    """_name_kind of an element's class and id attributes."""
+    cdef xmlAttr* attr = node.properties
+    cdef xmlNode* part
+    cdef int kind = 0
+    while attr != NULL:
+        if attr.ns == NULL and (strcmp(<const char*>attr.name, b"class") == 0
+                                or strcmp(<const char*>attr.name, b"id") == 0):
+            part = attr.children
+            while part != NULL:
+                if part.content != NULL:
+                    kind |= _name_kind(<const char*>part.content,
+                                       strlen(<const char*>part.content))
+                part = part.next
+        attr = <xmlAttr*>attr.next
+    return kind
+
+
 def chrome_walk(cetree._Element root not None, bint roles, Py_ssize_t read_limit):
     """A walk of lxml's tree (its invisible elements stripped, as extract._lxml_tree leaves it)
     whose .text(level) may be asked for several chrome levels."""
@@ -560,8 +807,10 @@ def chrome_walk(cetree._Element root not None, bint roles, Py_ssize_t read_limit
             bits = kinds.of(<const char*>node.name)
             if not bits & INVISIBLE:  # (extract._lxml_tree strips them: for other callers)
                 index = tree.open_element(bits)
-                if roles and node.properties != NULL:
-                    tree.nodes[index].role = _libxml2_role(node)
+                if node.properties != NULL:
+                    if roles:
+                        tree.nodes[index].role = _libxml2_role(node)
+                    tree.nodes[index].names = _libxml2_names(node)
                 if node.children != NULL:
                     node = node.children
                     continue
@@ -792,8 +1041,10 @@ cdef class _Libxml2Reader:
                 self.skipped = 1
                 return
             index = self.tree.open_element(bits)
-            if self.tree.roles and attributes != NULL:
-                self.tree.nodes[index].role = _sax_role(attributes)
+            if attributes != NULL:
+                if self.tree.roles:
+                    self.tree.nodes[index].role = _sax_role(attributes)
+                self.tree.nodes[index].names = _sax_names(attributes)
         except BaseException as failure:
             self.fail(failure)
 
@@ -863,6 +1114,17 @@ cdef void _sax_text(void* reader, const xmlChar* text, int length) noexcept:
 cdef void _sax_error(void* reader, const xmlError* error) noexcept:
     if error != NULL and error.code == XML_ERR_RESOURCE_LIMIT:
         (<_Libxml2Reader>reader).too_deep = True
+
+
+cdef int _sax_names(const char** attributes) noexcept:
+    """_name_kind of a start tag's class and id values."""
+    cdef int i = 0, kind = 0
+    while attributes[i] != NULL:
+        if attributes[i + 1] != NULL and (strcmp(attributes[i], b"class") == 0
+                                          or strcmp(attributes[i], b"id") == 0):
+            kind |= _name_kind(attributes[i + 1], strlen(attributes[i + 1]))
+        i += 2
+    return kind
 
 
 cdef int _sax_role(const char** attributes) except -1:

@@ -11,6 +11,7 @@ from collections import defaultdict
 
 import lxml.etree
 
+from neardup_pipeline.text.blocks import block_text
 from neardup_pipeline.text.htmltags import (
     BLOCK_TAGS,
     LANDMARK_ROLES,
@@ -33,6 +34,7 @@ class Chrome(enum.IntEnum):
     LANDMARKS = 1  # nav, aside, page-level header and footer, ARIA landmark roles
     LINKS_BEFORE_TITLE = 2  # and the link-only blocks before the page's title (h1, else h2)
     LINKS = 3  # and every block whose words are all link text
+    BLOCKS = 4  # the blocks of running text only (text/blocks.py)
 
 
 def python_walk(
@@ -40,6 +42,11 @@ def python_walk(
 ) -> tuple[str, bool]:
     """(text, whether the page marks its main content: see drop_chrome) of a stripped tree at
     one chrome level, in Python; the tree loses its chrome. The reference `_textwalk` follows."""
+    if chrome == Chrome.BLOCKS:
+        with_role: list[lxml.etree._Element] = _HAS_ROLE(root) if roles else []  # type: ignore[assignment]
+        marked = next(root.iter(*MAIN_TAGS), None) is not None or any(
+            _role(e) == "main" for e in with_role)
+        return block_text(root, roles), marked
     marked = False
     if chrome:
         marked = drop_chrome(root, links=chrome >= Chrome.LINKS_BEFORE_TITLE, roles=roles,

@@ -13,7 +13,10 @@ on real pages of a few hundred sites it keeps the most main-content snippets, at
 tenth of trafilatura's time a page, and distinct pages of the PostgreSQL manual and the
 installation guide stay apart (trafilatura's text pairs some of them). It lets more boilerplate
 through (bylines, dates, teasers) than trafilatura, and it drops every <ul> list, an article's
-own too; both readings of a copy lose the same lists.
+own too; both readings of a copy lose the same lists. Its choice of the main container is made
+for the page as a whole, so a copy under another site's chrome can be read differently from its
+original; the default reading (text/blocks.py) judges each block alone and finds more of such
+copies (benchmarks/RESULTS.md, cross_site.py).
 """
 
 from __future__ import annotations

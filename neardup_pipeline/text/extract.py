@@ -46,8 +46,12 @@ _LONG_TAG = re.compile(r"<[A-Za-z][^<>]{" + str(MAX_TAG_CHARS) + ",}")
 # they may have been its content (a table of contents, an index page), and only those before the
 # page's title go, with the landmarks. The floor main-content extractors use.
 MIN_CHROMELESS_WORDS = 50
+# Fewer words in a chromeless page's running text (text/blocks.py): it has none to speak of (a
+# reference page of short lines, an index of links), and it is read without its chrome instead.
+MIN_BLOCK_WORDS = 20
 # Chrome levels of a chromeless page, in the order tried: the first with enough text is the text.
-_CHROMELESS_LEVELS = (Chrome.LINKS, Chrome.LINKS_BEFORE_TITLE, Chrome.LANDMARKS, Chrome.KEEP)
+_CHROMELESS_LEVELS = (Chrome.BLOCKS, Chrome.LINKS, Chrome.LINKS_BEFORE_TITLE, Chrome.LANDMARKS,
+                      Chrome.KEEP)
 
 # False: the pure-Python walk (the same text, slower). Module flags, so a benchmark can switch
 # a walk off in one process.
@@ -120,8 +124,9 @@ def html_to_text(
 ) -> ExtractedText:
     """Visible text of an HTML page (script, style, comments and the like removed).
 
-    `chromeless`: without the site chrome (see `chrome.drop_chrome`); when that leaves fewer
-    than MIN_CHROMELESS_WORDS words on a page that does not mark its main content, without the
+    `chromeless`: its running text (text/blocks.py); when that has fewer than MIN_BLOCK_WORDS
+    words, without the site chrome (see `chrome.drop_chrome`); when that leaves fewer than
+    MIN_CHROMELESS_WORDS words on a page that does not mark its main content, without the
     landmarks and the link-only blocks before the title only; when nothing is left, whole.
     Bounded: the first `max_bytes` are read; a page with more than `max_tags` tags is read by a
     linear scan (tags stripped, entities unescaped without any DTD) instead of a tree parser.
@@ -175,9 +180,10 @@ def html_to_text(
 def _tree_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple[str, str]:
     """(title, text) of UTF-8 markup at the first of `levels` that leaves enough text.
 
-    The first level's text is enough when it has MIN_CHROMELESS_WORDS words or the page marks
-    its main content; when it has fewer, link-only blocks were the content (a table of
-    contents, an index page): those before the page's title are still a menu, and the
+    The running text (Chrome.BLOCKS) is enough when it has MIN_BLOCK_WORDS words. The page
+    without its chrome (Chrome.LINKS) is enough when it has MIN_CHROMELESS_WORDS words or the
+    page marks its main content; when it has fewer, link-only blocks were the content (a table
+    of contents, an index page): those before the page's title are still a menu, and the
     landmarks are chrome by the markup's own word. The later levels need any text at all; the
     last is taken whatever it holds. The walk is the C++ one where built (NATIVE_WALK).
     """
@@ -203,7 +209,12 @@ def _tree_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple
                 root, _ = _lxml_tree(data)
             assert root is not None  # the Python walk reads lxml's tree only
             text, marked = python_walk(root, level, roles, read_limit)
-        if n == 0 and len(levels) > 1:
+        if n == len(levels) - 1:
+            break
+        if level == Chrome.BLOCKS:
+            if len(text.split(None, MIN_BLOCK_WORDS)) >= MIN_BLOCK_WORDS:
+                break
+        elif level == Chrome.LINKS:
             if text and (marked or len(text.split(None, MIN_CHROMELESS_WORDS))
                          >= MIN_CHROMELESS_WORDS):
                 break

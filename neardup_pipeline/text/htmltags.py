@@ -30,3 +30,22 @@ LANDMARK_ROLES: frozenset[str] = frozenset(
 LINK_BLOCK_TAGS: tuple[str, ...] = (
     "li", "p", "div", "td", "th", "dd", "dt", "ul", "ol", "dl", "table", "tr", "span",
 )
+
+# Form controls: a page's widgets, not its text (the running-text reading drops them).
+CONTROL_TAGS: tuple[str, ...] = ("button", "select", "label", "textarea")
+# Blocks inside these are a page's own structures (list items, code, table cells, headings):
+# kept however short when their words are not links.
+STRUCTURE_TAGS: tuple[str, ...] = ("li", "pre", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6")
+PAGE_ROOT_TAGS: tuple[str, ...] = ("html", "body")  # never chrome by their names
+# A word of an element's class or id beginning with one of these names it chrome (the regions
+# Readability and trafilatura drop by name); lower-case ASCII, matched as word prefixes.
+CHROME_NAME_STEMS: tuple[str, ...] = (
+    "comment", "share", "social", "cookie", "consent", "newsletter", "subscri", "related",
+    "breadcrumb", "pagination", "sponsor", "advert", "popup", "modal", "sidebar", "widget",
+    "banner", "footer",
+)
+# A word of an element's class or id equal to one of these names it content: an element named
+# as chrome that holds one is a layout box around the article ("widget Blog" around "post-body").
+CONTENT_NAMES: frozenset[str] = frozenset(
+    {"article", "content", "main", "post", "entry", "story", "body", "text"}
+)

@@ -22,8 +22,10 @@ class TextSettings:
     content: Content = field(
         default="chromeless",
         metadata=doc(
-            "`chromeless`: the page without its site chrome (landmarks and link-only "
-            "blocks, see [how-it-works.md](how-it-works.md)); `whole`: every visible word; "
+            "`chromeless`: the page's running text without its site chrome (blocks of "
+            "text by their words and links, landmarks, elements named as chrome; with "
+            "little running text, the page without landmarks and link-only blocks; see "
+            "[how-it-works.md](how-it-works.md)); `whole`: every visible word; "
             "`main`: its main content (resiliparse's main-content rules; the chromeless text "
             "when they find under 50 words or a fifth of that), 1-7 ms a page. Stored with "
             "the index"

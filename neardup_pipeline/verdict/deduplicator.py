@@ -14,11 +14,13 @@ from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index.base import (
     FingerprintIndex,
     IndexEntry,
+    SupportsPublish,
     candidates_many,
     cluster_of,
     memberships,
     to_original_meta,
 )
+from neardup_pipeline.index.memory import MemoryIndex
 from neardup_pipeline.verdict.batch import (
     PrefetchedFingerprints,
     PrefetchedIndex,
@@ -290,6 +292,10 @@ class Deduplicator:
 
     def process_fingerprint(self, fp: Fingerprint, url: str | None = None) -> Verdict:
         """`process` for a fingerprint computed elsewhere (a child process; sweeps reuse them)."""
+        return self._settle([(fp, self._decide(fp, url), url)])[0]
+
+    def _decide(self, fp: Fingerprint, url: str | None) -> Verdict:
+        """The verdict against what this process can see, recorded by policy."""
         if fp.status != "ok":
             self.last_move = None
             verdict = Verdict(fp.doc_id, "no_text", reason="no words to compare")
@@ -369,15 +375,74 @@ class Deduplicator:
         )
         asked = [fp.keys for fp in fps if fp.status == "ok"]
         found = candidates_many(self.index, asked)
+        wanted = set().union(*found, (fp.doc_id for fp in fps if fp.status == "ok"))
+        stored: dict[str, IndexEntry | None] = dict.fromkeys(wanted)
+        stored.update(self.index.get(wanted))  # one round trip for the batch's verifications
         index, fingerprinter = self.index, self.fingerprinter
-        self.index = PrefetchedIndex(index, dict(zip(map(freeze, asked), found, strict=True)))
+        self.index = PrefetchedIndex(
+            index, dict(zip(map(freeze, asked), found, strict=True)), stored)
         self.fingerprinter = PrefetchedFingerprints(
             fingerprinter, {id(doc): fp for doc, fp in zip(docs, fps, strict=True)}
         )
+        decided: list[tuple[Fingerprint, Verdict, str | None]] = []
         try:
-            return [self.process(doc) for doc in docs]
+            for doc in docs:
+                fp = self.fingerprinter.fingerprint(doc, self.index)
+                decided.append((fp, self._decide(fp, doc.url), doc.url))
         finally:
             self.index, self.fingerprinter = index, fingerprinter
+        return self._settle(decided)
+
+    def _settle(self, decided: list[tuple[Fingerprint, Verdict, str | None]]) -> list[Verdict]:
+        """Publish the pages just decided to a shared index's write order, then compare them
+        with what other processes published before them, which the lookups may have missed
+        (written at the same moment, not yet searchable): such a match wins as in
+        `verdict_for`, the most similar one, and the page is recorded again. A page of this
+        batch that was its own cluster's original takes the batch's later pages of that
+        cluster along. The earlier writer never needs to change: it came first."""
+        verdicts = [verdict for _, verdict, _ in decided]
+        if not isinstance(self.index, SupportsPublish):
+            return verdicts
+        earlier = self.index.publish()
+        if not earlier:
+            return verdicts
+        others = MemoryIndex()
+        for entry in earlier:
+            others.add(entry)  # a later record of the same page replaces an earlier one
+        moved: dict[str, str] = {}  # a cluster of this batch -> the earlier cluster it joined
+        settled: list[Verdict] = []
+        for fp, verdict, url in decided:
+            if verdict.status != "ok" or fp.status != "ok":
+                settled.append(verdict)
+                continue
+            new = verdict
+            if verdict.cluster in moved:
+                new = replace(new, cluster=moved[verdict.cluster])
+            scores = dict(new.scores)
+            best: tuple[_Match, dict[str, float], IndexEntry] | None = None
+            for entry in others.get(others.candidates(fp.keys) - {fp.doc_id}).values():
+                sims, match = self._verify(fp, entry, scores)
+                if match is not None and (best is None or match.similarity > best[0].similarity):
+                    best = (match, sims, entry)
+            if best is not None and (not new.is_duplicate or
+                                     best[0].similarity > (new.similarity or 0.0)):
+                match, sims, entry = best
+                if not verdict.is_duplicate:
+                    moved[fp.doc_id] = match.cluster
+                original = entry.doc_id == match.cluster
+                new = replace(
+                    new, duplicate_of=match.doc_id, similarity=round(match.similarity, 6),
+                    method=match.method, cluster=match.cluster, scores=scores,
+                    reason=f"{match.method} similarity {match.similarity:.3f} to "
+                           f"{match.doc_id} (written at the same time by another process)",
+                    to_original=sims if original else {},
+                    original_hash=entry.meta.get("content_hash") if original else None,
+                )
+            if new is not verdict and (not new.is_duplicate or
+                                       self.config.verdict.index_duplicates):
+                self.record(fp, new, url)
+            settled.append(new)
+        return settled
 
     def apply(self, fp: Fingerprint, verdict: Verdict, url: str | None) -> None:
         """The record policy, in one place: count words, store by policy, replay warm-ups."""

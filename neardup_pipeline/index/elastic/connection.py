@@ -1,25 +1,37 @@
-"""Reaching Elasticsearch: the client from the settings, bounded retries, readable errors, and
-the templates and indices installed at start.
+"""Reaching Elasticsearch: the one client factory (URL, credentials, TLS, timeouts), bounded
+retries, errors that say their cause and fix (diagnosis.py), and the templates and indices
+installed at start.
 
 The sync client is deliberate: the Scrapy pipeline calls the index from one worker thread.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import dataclasses
 import logging
 import os
+import re
+import ssl
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 from elastic_transport import SerializationError, TransportError
-from elasticsearch import ApiError, BadRequestError, Elasticsearch
+from elasticsearch import ApiError, Elasticsearch
 
-from neardup_pipeline.config import redact_backend
-from neardup_pipeline.errors import IndexFailure, IndexUnavailable
-from neardup_pipeline.index.elastic.mappings import load_mapping
+from neardup_pipeline.errors import CaFileError, ConfigError, IndexFailure, IndexUnavailable
+from neardup_pipeline.index.elastic import compat
+from neardup_pipeline.index.elastic.credentials import resolve_credentials
+from neardup_pipeline.index.elastic.diagnosis import (
+    CA_HINT,
+    LIVENESS_CALL,
+    diagnose,
+    is_access_or_setup,
+)
+from neardup_pipeline.index.elastic.environment import VARIABLES
+from neardup_pipeline.index.elastic.redaction import redact_url, scrub, split_userinfo
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 
 if TYPE_CHECKING:
@@ -65,44 +77,127 @@ def describe(exc: BaseException) -> str:
 
 
 def client_from_config(url: str, config: NearDupConfig) -> tuple[Elasticsearch, str]:
-    """A client for `url` from the config (or NEARDUP_ES_* environment), and the URL without
-    its credentials, for messages."""
-    api_key = config.elastic.api_key or os.environ.get("NEARDUP_ES_API_KEY") or None
-    basic_auth = config.elastic.basic_auth
-    if basic_auth is None and os.environ.get("NEARDUP_ES_USERNAME"):
-        basic_auth = (
-            os.environ["NEARDUP_ES_USERNAME"],
-            os.environ.get("NEARDUP_ES_PASSWORD", ""),
-        )
-    kwargs: dict[str, Any] = {
-        "request_timeout": config.elastic.request_timeout,
-        "max_retries": 0,  # Connection.call retries, within the bounded wait es_retry_seconds
-    }
-    if api_key:
-        kwargs["api_key"] = api_key  # wins over basic auth when both are configured
-    elif basic_auth is not None:
-        kwargs["basic_auth"] = tuple(basic_auth)
-    if url.startswith("https://"):
-        kwargs["verify_certs"] = config.elastic.verify_certs
-        if config.elastic.ca_certs:
-            kwargs["ca_certs"] = config.elastic.ca_certs
-    location = redact_backend(url)
+    """A client for `url` from the configuration's Elasticsearch settings, and the URL without
+    its credentials, for messages (see `client_from_settings`)."""
+    return client_from_settings(url, config.elastic)
+
+
+def client_from_settings(
+    url: str, settings: ElasticSettings, *, retries: int = 0,
+    env: Mapping[str, str] | None = None,
+) -> tuple[Elasticsearch, str]:
+    """The one client factory: a client for `url`, and the URL without its credentials.
+
+    `url` names one node, or several nodes of one cluster separated by commas (`split_nodes`):
+    the client sends each request to the next live one and sets a failed one aside for a while.
+
+    Credentials come from the settings, the URL's `user:password@` (any characters,
+    percent-decoded) or `env`, the process environment by default (credentials.py); they never
+    reach the client inside the URL, so no client message can quote them. A CA file left unset
+    is NEARDUP_ES_CA_CERTS; verification and timeouts are settings (the commands and the crawl
+    read their NEARDUP_ES_* variables into them: environment.py). `retries`: the client's
+    own retries of a failed connection (0 where Connection.call retries, within es_retry_seconds).
+    A CA file is checked here; verification off is said once, here, not once per request.
+    """
+    env = os.environ if env is None else env
+    if settings.ca_certs is None and env.get(VARIABLES["ca_certs"]):
+        settings = dataclasses.replace(settings, ca_certs=env[VARIABLES["ca_certs"]])
+    hosts, userinfo, location = split_nodes(url)
+    credentials = resolve_credentials(settings.api_key, settings.basic_auth, userinfo, env)
+    kwargs: dict[str, Any] = {"request_timeout": settings.request_timeout,
+                              "max_retries": retries, **credentials.client_options()}
+    tls = "none (http)"
+    if hosts[0].startswith("https://"):
+        if not settings.verify_certs:
+            kwargs.update(verify_certs=False, ssl_show_warn=False)  # warned once, below
+            tls = "certificate NOT verified"
+            log.warning(
+                "neardup: TLS certificate verification is off for %s (NEARDUP_ES_VERIFY_CERTS, "
+                "--no-es-verify-certs): the traffic is encrypted but any server is trusted; "
+                "give its CA with %s instead", location, CA_HINT)
+        elif settings.ca_certs:
+            check_ca_file(settings.ca_certs)
+            kwargs["ca_certs"] = settings.ca_certs
+            tls = f"verified with the CA file {settings.ca_certs}"
+        else:
+            tls = "verified with the default CAs"
+    elif settings.ca_certs:
+        log.warning("neardup: the CA file %s is not used: %s is http:// (https:// for TLS)",
+                    settings.ca_certs, location)
     quiet_client_logs()
-    log.info(
-        "neardup: Elasticsearch fingerprint index %r at %s (auth: %s)",
-        config.elastic.fingerprint_index,
-        location,
-        "api key" if api_key else "basic" if basic_auth else "none",
-    )
+    log.info("neardup: Elasticsearch at %s (auth: %s; TLS: %s)", location,
+             credentials.summary(), tls)
     try:
-        return Elasticsearch(url, **kwargs), location
-    except (ValueError, TypeError) as exc:
-        raise IndexFailure(f"bad Elasticsearch settings for {location}: {exc}") from exc
+        client = compat.client(hosts, **kwargs)  # speaks to 8.19 and 9.x servers
+    except (ValueError, TypeError) as exc:  # its text is scrubbed, never echoed as it is
+        raise ConfigError(f"bad Elasticsearch settings for {location}: "
+                          f"{scrub(str(exc), credentials.secrets)}") from None
+    # The one place a built client is returned: whatever adapts every client goes here.
+    return client, location
+
+
+# A comma separates nodes only where a scheme follows it: a password may hold commas.
+_NODE_SEPARATOR = re.compile(r"\s*,\s*(?=https?://)")
+
+
+def split_nodes(url: str) -> tuple[list[str], str | None, str]:
+    """The node URLs of `url` (one, or several of one cluster separated by commas) without
+    their credentials, the credentials (one set, for every node), and `url` fit for messages."""
+    urls = _NODE_SEPARATOR.split(url)
+    location = ",".join(redact_url(u) for u in urls)
+    parts = [split_userinfo(u) for u in urls]
+    for (bare, _), shown in zip(parts, urls, strict=True):
+        _check_url(bare, redact_url(shown))
+    if len({info for _, info in parts if info is not None}) > 1:
+        raise ConfigError(f"{location}: the node URLs hold different credentials; a cluster "
+                          "takes one set: give it once (NEARDUP_ES_USERNAME and "
+                          "NEARDUP_ES_PASSWORD)")
+    if len({urlsplit(bare).scheme for bare, _ in parts}) > 1:
+        raise ConfigError(f"{location} mixes http:// and https://: the nodes of one cluster "
+                          "speak one")
+    userinfo = next((info for _, info in parts if info is not None), None)
+    return [bare for bare, _ in parts], userinfo, location
+
+
+def _check_url(bare: str, location: str) -> None:
+    """Refuse a URL (without its credentials) that names no http(s) host and port."""
+    try:
+        parts = urlsplit(bare)
+        # .port raises ValueError for a port that is not a number
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and (
+            parts.port is None or parts.port > 0)
+    except ValueError:
+        valid = False
+    if not valid:
+        raise ConfigError(f"{location} is not an Elasticsearch URL: use http(s)://host:port "
+                          "(several nodes: http(s)://host1:port,http(s)://host2:port; "
+                          "credentials in NEARDUP_ES_USERNAME and NEARDUP_ES_PASSWORD rather "
+                          "than in the URL)")
+
+
+def check_ca_file(path: str) -> None:
+    """Refuse a CA file that is missing, unreadable or holds no PEM certificate, before any
+    request (the client would say only "TLS error")."""
+    try:
+        ssl.create_default_context(cafile=path)
+    except ssl.SSLError:
+        raise CaFileError(f"the CA file {path} holds no PEM certificate: give the CA's "
+                          f"certificate with {CA_HINT}") from None
+    except FileNotFoundError:
+        raise CaFileError(f"the CA file {path} does not exist: give the file with "
+                          f"{CA_HINT}") from None
+    except OSError as exc:
+        raise CaFileError(f"the CA file {path} cannot be read ({exc.strerror}): give a "
+                          f"readable PEM file with {CA_HINT}") from None
 
 
 class Connection:
     """A client with bounded retries; `counters` tell the crawl's stats what went wrong
     (retries, unavailable, bulk_refused)."""
+
+    # False: an administrator installs the index templates (`neardup es install-templates`);
+    # `install` only checks them, so the role needs no cluster privilege beyond `monitor`.
+    manage_templates = True
 
     def __init__(self, client: Elasticsearch, location: str, retry_seconds: float) -> None:
         self.client = client
@@ -129,7 +224,13 @@ class Connection:
             except (TransportError, ApiError) as exc:
                 if isinstance(exc, ApiError) and exc.meta.status not in RETRY_STATUSES:
                     self.away = False  # it answered, with a refusal retrying cannot change
+                    if exc.meta.status in (401, 403):  # credentials or privileges: say which
+                        raise diagnose(exc, self.client, self.location) from exc
                     raise
+                if isinstance(exc, TransportError):  # TLS set up differently: never an outage
+                    problem = diagnose(exc, self.client, self.location)
+                    if is_access_or_setup(problem):
+                        raise problem from exc
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self.counters["unavailable"] += 1
@@ -154,73 +255,37 @@ class Connection:
                 return result
 
     def ping(self, timeout: float) -> bool:
-        """True when the server answers cluster health within `timeout` seconds (no retries)."""
+        """True when the server answers cluster health within `timeout` seconds (no retries);
+        False while it is away. A refusal (401, 403) or a TLS mismatch is no absence: it raises
+        its ConnectionSetupError, so degraded mode never waits for what cannot come."""
         try:
             self.client.options(request_timeout=timeout, max_retries=0).cluster.health(
                 timeout=f"{max(int(timeout), 1)}s"
             )
-        except (TransportError, ApiError):
+        except ApiError as exc:
+            if exc.meta.status in (401, 403):
+                raise diagnose(exc, self.client, self.location, LIVENESS_CALL) from exc
+            return False
+        except TransportError as exc:
+            problem = diagnose(exc, self.client, self.location, LIVENESS_CALL)
+            if is_access_or_setup(problem):
+                raise problem from exc
             return False
         self.away = False  # back: the next call has its whole wait again
         return True
 
     def probe(self) -> None:
-        """Check once, within START_TIMEOUT, that the server answers and takes the credentials."""
+        """Check once, within START_TIMEOUT, that the server answers, over TLS as configured,
+        and takes the credentials; the liveness check needs the cluster privilege `monitor`."""
         probe = self.client.options(request_timeout=START_TIMEOUT, max_retries=0)
         try:
             probe.cluster.health(timeout=f"{int(START_TIMEOUT)}s")
         except ApiError as exc:
-            # Reachable, but refused (auth, privileges): the later calls will say precisely.
-            if exc.meta.status in (401,):
-                raise IndexFailure(
-                    f"Elasticsearch at {self.location} refused the credentials ({describe(exc)})"
-                ) from exc
+            if exc.meta.status in (401, 403):
+                raise diagnose(exc, self.client, self.location, LIVENESS_CALL) from exc
+            # Any other answer (a 503 while a master is elected): the calls will retry.
         except TransportError as exc:
-            raise IndexUnavailable(
-                f"Elasticsearch at {self.location} is not reachable ({describe(exc)}); "
-                "check the URL, that the server runs, and the network"
-            ) from exc
-
-    def install(self, name: str, index: str, template_name: str) -> None:
-        """Put the composable template when missing or older; create the index with the mapping.
-
-        The template is `template_name` with its file's patterns when they cover `index`; a
-        user's own index name gets a template of that name, for that index only.
-        """
-        client = self.client
-        template = load_mapping(f"{name}-template")
-        body = load_mapping(name)
-        if not any(fnmatch.fnmatchcase(index, p) for p in template["index_patterns"]):
-            template_name = index
-            template = {**template, "index_patterns": [index]}
-        try:
-            current = self.call(
-                lambda: client.options(ignore_status=404).indices.get_index_template(
-                    name=template_name
-                )
-            )
-            installed = [t["index_template"] for t in current.body.get("index_templates", [])]
-            if not installed or int(installed[0].get("version") or 0) < int(template["version"]):
-                # The client names the body's `_meta` parameter `meta`.
-                args = {("meta" if k == "_meta" else k): v for k, v in template.items()}
-                self.call(lambda: client.indices.put_index_template(name=template_name, **args))
-            try:
-                self.call(
-                    lambda: client.indices.create(
-                        index=index, settings=body["settings"], mappings=body["mappings"]
-                    )
-                )
-            except BadRequestError as exc:
-                if error_type(exc) != "resource_already_exists_exception":
-                    raise
-                # Existing index (another process, an older version): add what is missing.
-                mappings = {k: v for k, v in body["mappings"].items() if k != "_meta"}
-                self.call(lambda: client.indices.put_mapping(index=index, **mappings))
-        except ApiError as exc:
-            raise IndexFailure(
-                f"cannot prepare Elasticsearch index {index!r} at {self.location}: "
-                f"{describe(exc)}"
-            ) from exc
+            raise diagnose(exc, self.client, self.location, LIVENESS_CALL) from exc
 
     def encodable(self, source: dict[str, Any], what: str) -> None:
         """Refuse a value JSON cannot carry now, so it never poisons a whole bulk batch later."""

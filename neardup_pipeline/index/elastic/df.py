@@ -20,6 +20,7 @@ from elasticsearch import ApiError
 from neardup_pipeline.errors import IndexFailure
 from neardup_pipeline.index.elastic.connection import Connection, describe
 from neardup_pipeline.index.elastic.documents import es_id, now
+from neardup_pipeline.index.elastic.templates import IndexSpec, prepare_index
 from neardup_pipeline.index.memory import MemoryIndex
 
 DF_CHUNK = 10_000  # words per DF aggregation: below index.max_terms_count (65,536)
@@ -39,7 +40,7 @@ class DocumentFrequencies:
     def ensure_ready(self) -> None:
         """Create the side index on first use (pages-only crawls never pay for it)."""
         if not self._ready:
-            self._connection.install("df", self.index, "neardup-df")
+            prepare_index(self._connection, IndexSpec("df", self.index, "neardup-df"))
             self._ready = True
 
     def document(self, doc_id: str, word_hashes: Iterable[int]) -> dict[str, Any]:

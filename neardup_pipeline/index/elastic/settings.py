@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from neardup_pipeline.errors import ConfigError
+from neardup_pipeline.index.elastic.credentials import parse_basic_auth
 from neardup_pipeline.setting import doc
 
 
@@ -29,21 +30,27 @@ class ElasticSettings:
         ),
     )
     api_key: str | None = field(
-        default=None,
-        metadata=doc("API key (or the environment's `NEARDUP_ES_API_KEY`); never logged"),
+        default=None, repr=False,
+        metadata=doc("API key (`encoded` of the create-API-key answer), also read from the "
+                     "environment; never logged"),
     )
     basic_auth: tuple[str, str] | None = field(
-        default=None,
+        default=None, repr=False,
         metadata=doc(
-            "User and password, a list of two (or the environment's `NEARDUP_ES_USERNAME` + "
-            "`NEARDUP_ES_PASSWORD`); never logged"
+            "User and password: `\"user,password\"` (split at the first comma) or a list of "
+            "two; also read from the environment, as are `NEARDUP_ES_USERNAME` + "
+            "`NEARDUP_ES_PASSWORD`; never logged. Order of the sources: "
+            "[elasticsearch.md](elasticsearch.md#connecting)"
         ),
     )
     verify_certs: bool = field(
-        default=True, metadata=doc("TLS verification of the server's certificate")
+        default=True,
+        metadata=doc("TLS verification of the server's certificate (`false`: testing only; "
+                     "one warning per client)"),
     )
     ca_certs: str | None = field(
-        default=None, metadata=doc("CA bundle that signs the server's certificate")
+        default=None,
+        metadata=doc("CA file (PEM) that signs the server's certificate; checked at start"),
     )
     bulk_size: int = field(default=500, metadata=doc("Fingerprints per bulk request"))
     # Seconds, not the client's defaults: an outage costs the crawl one page's wait, then pages
@@ -63,8 +70,20 @@ class ElasticSettings:
             "server goes away; while it stays away, calls (the close's too) try once"
         ),
     )
+    manage_templates: bool = field(
+        default=True,
+        metadata=doc(
+            "Install or update neardup's index templates at start (cluster privilege "
+            "`manage_index_templates`); `false`: only check them, after an administrator ran "
+            "`neardup es install-templates` (the role then needs no cluster privilege beyond "
+            "`monitor`; see [elasticsearch.md](elasticsearch.md#least-privilege))"
+        ),
+    )
 
     def __post_init__(self) -> None:
+        if self.basic_auth is not None:  # a string from Scrapy or the environment, or a list
+            object.__setattr__(self, "basic_auth",
+                               parse_basic_auth(self.basic_auth, "es_basic_auth"))
         if self.bulk_size < 1:
             raise ConfigError("es_bulk_size must be >= 1")
         if min(self.request_timeout, self.retry_seconds) <= 0:

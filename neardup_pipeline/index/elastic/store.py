@@ -7,10 +7,17 @@ refreshed; lookups merge the cache with Elasticsearch, and for a doc id in the c
 wins (its keys may have changed). Other processes see our writes after our flush; `count()`
 flushes first, so it never counts a pending re-add twice. Document frequency lives in a side
 index (elastic/df.py); the pages index's writes share the bulk queue (elastic/pages.py).
+
+Several processes: `publish` puts what this process added since its last call into the write
+log (elastic/writelog.py), the one order of every writer's batches, and returns the entries
+peers published meanwhile, which this process's lookups may have missed; the cache holds those
+too until their writer says they are searchable.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from elasticsearch import ApiError, Elasticsearch
 
-from neardup_pipeline.errors import IndexFailure, IndexParamsError
+from neardup_pipeline.errors import IndexFailure, IndexParamsError, NearDupError
 from neardup_pipeline.index.base import (
     ClosesOnExit,
     IndexEntry,
@@ -42,13 +49,18 @@ from neardup_pipeline.index.elastic.documents import (
     fingerprint_source,
     page_source,
 )
+from neardup_pipeline.index.elastic.environment import with_environment
 from neardup_pipeline.index.elastic.lookup import MAX_CANDIDATES, FingerprintReader, candidate_query
+from neardup_pipeline.index.elastic.templates import IndexSpec, prepare_index
+from neardup_pipeline.index.elastic.writelog import LogRecord, WriteLog
 from neardup_pipeline.index.memory import MemoryIndex
 
 if TYPE_CHECKING:
     from neardup_pipeline.config import NearDupConfig
 
 __all__ = ["ElasticIndex", "es_id"]
+
+log = logging.getLogger(__name__)
 
 PARAMS_META_KEY = "neardup_params"
 
@@ -69,22 +81,36 @@ class ElasticIndex(ClosesOnExit):
         max_candidates: int = MAX_CANDIDATES,
         location: str = "Elasticsearch",
         retry_seconds: float = RETRY_SECONDS,
+        ordered: bool = True,
+        manage_templates: bool = True,
     ) -> None:
+        """`ordered=False` leaves the write log out: for one writer only, or to measure it."""
         self._connection = Connection(client, location, retry_seconds)
+        self._connection.manage_templates = manage_templates  # False: only checked (templates.py)
         self.fingerprint_index = fingerprint_index
         self.pages_index = pages_index
         self._lock = threading.RLock()
         self._queue = bulk.BulkQueue(bulk_size)
-        # Entries added since they last became searchable; authoritative for their doc ids.
+        # Entries added here or published by peers since they last became searchable;
+        # authoritative for their doc ids.
         self._cache = MemoryIndex()
         self._cached: dict[str, IndexEntry] = {}
+        self._peer_entries: dict[str, dict[str, int]] = {}  # writer -> doc id -> slot
+        self._peer_flushed: dict[str, int] = {}
+        self._unpublished: dict[str, dict[str, Any]] = {}  # doc id -> source, not yet in the log
+        self._slot = 0  # this process's last slot in the write log...
+        self._flushed_slot = 0  # ...and the last one whose entries are searchable
         self._closed = False
         self._reader = FingerprintReader(self._connection, fingerprint_index, max_candidates)
         self._df = DocumentFrequencies(self._connection, f"{fingerprint_index}-df")
         self._connection.probe()
-        self._connection.install("fingerprints", fingerprint_index, "neardup-fingerprints")
+        prepare_index(self._connection, IndexSpec("fingerprints", fingerprint_index,
+                                                 "neardup-fingerprints"))
         if pages_index:
-            self._connection.install("pages", pages_index, "neardup-pages")
+            prepare_index(self._connection, IndexSpec("pages", pages_index, "neardup-pages"))
+        self._log = WriteLog(self._connection, f"{fingerprint_index}-writelog") if ordered else None
+        if self._log is not None:
+            self._learn(self._log.open())
         close_at_exit(self)
 
     @classmethod
@@ -99,6 +125,7 @@ class ElasticIndex(ClosesOnExit):
                 bulk_size=config.elastic.bulk_size,
                 location=location,
                 retry_seconds=config.elastic.retry_seconds,
+                manage_templates=with_environment(config.elastic, os.environ).manage_templates,
             )
         except BaseException:
             client.close()
@@ -198,7 +225,52 @@ class ElasticIndex(ClosesOnExit):
             self._check_open()
             self._cache.add(entry)
             self._cached[entry.doc_id] = entry
+            self._forget_peer(entry.doc_id)
+            if self._log is not None:
+                self._unpublished[entry.doc_id] = source
             self._put(self.fingerprint_index, es_id(entry.doc_id), source)
+
+    def publish(self) -> list[IndexEntry]:
+        """Append the entries added since the last call to the write log: every peer that
+        publishes later compares its pages with them. Returns the entries peers published
+        before this batch's slot and after this process's previous one, which the lookups
+        of the pages now published may have missed (the caller compares its pages with them)."""
+        with self._lock:
+            self._check_open()
+            if self._log is None or not self._unpublished:
+                return []
+            slot, records = self._log.claim(list(self._unpublished.values()), self._flushed_slot)
+            self._unpublished.clear()
+            self._slot = slot
+            return self._learn(records)
+
+    def _learn(self, records: list[LogRecord]) -> list[IndexEntry]:
+        """Hold the entries of peers' log records until their writer says they are searchable;
+        return them all, in slot order. Lock held (or in the constructor)."""
+        learned: list[IndexEntry] = []
+        for record in records:
+            entries = [entry_from(source) for source in record.entries]
+            learned += entries
+            held = self._peer_entries.setdefault(record.writer, {})
+            for entry in entries:
+                if entry.doc_id in self._unpublished:
+                    continue  # this process's newer write of the same page comes later
+                self._forget_peer(entry.doc_id)
+                self._cache.add(entry)
+                self._cached[entry.doc_id] = entry
+                held[entry.doc_id] = record.slot
+            if record.closed or record.flushed > self._peer_flushed.get(record.writer, 0):
+                self._peer_flushed[record.writer] = record.flushed
+                for doc_id in [d for d, s in held.items() if record.closed or s <= record.flushed]:
+                    del held[doc_id]
+                    self._cached.pop(doc_id, None)
+                    self._cache.remove(doc_id)
+        return learned
+
+    def _forget_peer(self, doc_id: str) -> None:
+        """A newer entry replaces a peer's: stop tracking the peer's one. Lock held."""
+        for held in self._peer_entries.values():
+            held.pop(doc_id, None)
 
     def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
         """Ids sharing a key: Elasticsearch's `terms` hits, corrected by this process's cache."""
@@ -296,6 +368,7 @@ class ElasticIndex(ClosesOnExit):
             closed_before_exit(self)
             try:
                 self._flush()
+                self._close_log()
             finally:
                 self._closed = True
                 self._connection.client.close()
@@ -368,13 +441,23 @@ class ElasticIndex(ClosesOnExit):
             return
         sent = {a["_source"]["doc_id"] for a in actions if a["_index"] == self.fingerprint_index}
         self._df.sent({a["_source"]["doc_id"] for a in actions if a["_index"] == self._df.index})
-        keep = {doc_id: e for doc_id, e in self._cached.items() if doc_id not in sent}
-        if len(keep) != len(self._cached):
-            self._cached = keep
-            self._cache = MemoryIndex()
-            for entry in keep.values():
-                self._cache.add(entry)
+        peers = {doc_id for held in self._peer_entries.values() for doc_id in held}
+        for doc_id in sent - peers:
+            if self._cached.pop(doc_id, None) is not None:
+                self._cache.remove(doc_id)
+        self._flushed_slot = self._slot  # every published entry was queued before this flush
         bulk.raise_refused(self._connection, errors, len(actions))
+
+    def _close_log(self) -> None:
+        """A last record: everything this process wrote is searchable (its leftovers are in
+        it). Lock held. Without it peers only hold this process's last entries a while."""
+        if self._log is None or (self._slot == 0 and not self._unpublished):
+            return
+        try:
+            self._log.claim(list(self._unpublished.values()), self._slot, closed=True)
+        except NearDupError as exc:
+            log.warning("neardup: closing record of the write log not written: %s", exc)
+        self._unpublished.clear()
 
     def _check_open(self) -> None:
         if self._closed:

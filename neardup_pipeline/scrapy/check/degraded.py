@@ -5,6 +5,10 @@ pages pass "unchecked" and their fingerprints wait in the spool; at most every
 NEARDUP_ES_REPROBE_SECONDS the server is probed, and once it answers the spool is replayed in
 order (writes first, then each page checked and recorded). What cannot be written at close stays
 spooled for the next crawl with the same NEARDUP_SPOOL_PATH. Worker thread only.
+
+Only absence is waited for: a server that answers with a refusal (401, 403: credentials, the
+`monitor` privilege of the liveness check) or over TLS set up otherwise raises its
+ConnectionSetupError, from the probe as from any call, and the pipeline stops the crawl.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import time
 from concurrent.futures import Future
 
 from neardup_pipeline.config import NearDupConfig
-from neardup_pipeline.errors import IndexUnavailable
+from neardup_pipeline.errors import ConnectionSetupError, IndexUnavailable
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.scrapy.check.base import Checked
 from neardup_pipeline.scrapy.check.session import IndexSession
@@ -53,6 +57,9 @@ class DegradedMode:
             self._bound_spool().bind(self._fingerprinter.params())
             self._enter(exc)
             return None
+        except BaseException:  # refused, TLS, settings: no crawl, no spool left open
+            self._close_spool()
+            raise
         return self._session.count()
 
     def _open_index(self) -> None:
@@ -76,10 +83,13 @@ class DegradedMode:
         """Last replay, flush, close; what the server cannot take stays spooled."""
         if self._since is not None:
             self._last_probe = 0.0  # probe now, whatever the interval
-            self._recover()
+            try:
+                self._recover()
+            except ConnectionSetupError as exc:  # refused: what is spooled stays spooled
+                logger.error("neardup: %s", exc)
         try:
             self._session.close()
-        except IndexUnavailable as exc:
+        except (IndexUnavailable, ConnectionSetupError) as exc:
             writes = self._session.pending_writes
             actions = writes.take_pending() if writes is not None else []
             if self._spool is not None and actions:

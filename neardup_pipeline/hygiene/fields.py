@@ -1,0 +1,110 @@
+"""A stored document of the content index -> the Document neardup checks, or why it cannot be.
+
+Pure. A document whose field is missing or of the wrong type is never dropped: it becomes an
+`Item` with a `problem`, tagged `bad_field` in the index and counted in the summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from neardup_pipeline.fingerprint import Document, Fingerprint
+
+ContentKind = Literal["html", "text"]
+ID_FIELD = "_id"  # the document's own Elasticsearch id
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """Which fields of the content index hold the page, its URL and its id."""
+
+    content: str = "html"
+    kind: ContentKind = "html"
+    url: str | None = "url"
+    id: str = ID_FIELD
+
+    def source_fields(self) -> list[str]:
+        """The `_source` paths a read needs (nothing else travels)."""
+        wanted = [self.content]
+        if self.url:
+            wanted.append(self.url)
+        if self.id != ID_FIELD:
+            wanted.append(self.id)
+        return wanted
+
+
+@dataclass(frozen=True)
+class Item:
+    """One document of the content index in the run's order: `key` its sort values, `es_id` its
+    `_id`, `doc_id` the id neardup names it by. Exactly one of `doc` and `problem` is set."""
+
+    key: tuple[int, ...]
+    es_id: str
+    doc_id: str
+    doc: Document | None = None
+    problem: str | None = None
+    source_hash: str = ""
+    known: bool = False  # checked by an earlier run with this very content: nothing to do
+    fingerprint: Fingerprint | None = None  # computed in a reader process
+
+
+def value_at(source: Mapping[str, Any], path: str) -> object:
+    """The value at a dotted path of `_source` (a flat key with dots wins), or _MISSING."""
+    if path in source:
+        return source[path]
+    node: object = source
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _type_name(value: object) -> str:
+    return {dict: "an object", list: "a list", bool: "a boolean", type(None): "null"}.get(
+        type(value), type(value).__name__)
+
+
+def item_of(hit: Mapping[str, Any], spec: FieldSpec) -> Item:
+    """The Item of one search hit (`_id`, `_source`, `sort`)."""
+    es_id = str(hit["_id"])
+    key = tuple(int(v) for v in hit.get("sort") or ())
+    source = hit.get("_source") or {}
+    doc_id = es_id
+    if spec.id != ID_FIELD:
+        value = value_at(source, spec.id)
+        if value is _MISSING or value is None:
+            return Item(key, es_id, es_id, problem=f"missing id field {spec.id!r}")
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value) == "":
+            return Item(key, es_id, es_id,
+                        problem=f"id field {spec.id!r} is {_type_name(value)}, not a string")
+        doc_id = str(value)
+    content = value_at(source, spec.content)
+    if content is _MISSING or content is None:
+        return Item(key, es_id, doc_id, problem=f"missing {spec.kind} field {spec.content!r}")
+    if not isinstance(content, str):
+        return Item(key, es_id, doc_id, problem=f"{spec.kind} field {spec.content!r} is "
+                    f"{_type_name(content)}, not a string")
+    url: str | None = None
+    if spec.url:
+        raw_url = value_at(source, spec.url)
+        if raw_url is not _MISSING and raw_url is not None:
+            if not isinstance(raw_url, str):
+                return Item(key, es_id, doc_id, problem=f"url field {spec.url!r} is "
+                            f"{_type_name(raw_url)}, not a string")
+            url = raw_url or None
+    doc = (Document(doc_id, html=content, url=url) if spec.kind == "html"
+           else Document(doc_id, text=content, url=url))
+    return Item(key, es_id, doc_id, doc=doc, source_hash=source_hash(content, url))
+
+
+def source_hash(content: str, url: str | None) -> str:
+    """What tells an unchanged document from an edited one between runs (cheap: no parsing)."""
+    digest = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=12)
+    digest.update(b"\0" + (url or "").encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()

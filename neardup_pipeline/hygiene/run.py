@@ -1,0 +1,272 @@
+"""One hygiene run: read the content index in order, check each new document against the
+persistent fingerprint index, write the marks window by window behind a checkpoint."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+
+from elasticsearch import ApiError
+
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.errors import ConfigError, IndexFailure
+from neardup_pipeline.hygiene.checkpoint import (
+    FINISHED,
+    RUNNING,
+    WRITING,
+    Checkpoint,
+    CheckpointStore,
+    apply_undo,
+    undo_record,
+)
+from neardup_pipeline.hygiene.connect import connect
+from neardup_pipeline.hygiene.fields import FieldSpec, Item, item_of
+from neardup_pipeline.hygiene.judge import Judge
+from neardup_pipeline.hygiene.known import with_known
+from neardup_pipeline.hygiene.marks import Mark
+from neardup_pipeline.hygiene.reader import PointInTime, count_documents
+from neardup_pipeline.hygiene.recording import RecordingIndex, SharedRecordingIndex
+from neardup_pipeline.hygiene.workers import ReadPlan, SliceReaders, read_items
+from neardup_pipeline.hygiene.writer import InPlaceWriter, MarkWriter, SideIndexWriter
+from neardup_pipeline.index.base import FingerprintIndex
+from neardup_pipeline.index.elastic.connection import Connection, describe
+from neardup_pipeline.index.elastic.store import ElasticIndex
+from neardup_pipeline.index.memory import MemoryIndex
+from neardup_pipeline.parallel.offload import can_offload
+from neardup_pipeline.verdict.deduplicator import Deduplicator
+
+NEVER_FLUSH = 1 << 40  # the window's fingerprint writes wait for its commit (checkpoint.py)
+
+
+@dataclass(frozen=True)
+class HygieneOptions:
+    """What `neardup hygiene` was asked to do."""
+
+    url: str
+    index: str
+    config: NearDupConfig
+    spec: FieldSpec = field(default_factory=FieldSpec)
+    into: str | None = None
+    fingerprint_index: str | None = None
+    processes: int = 0
+    slice_: tuple[int, int] | None = None
+    dry_run: bool = False
+    window: int = 1000
+    batch: int = 100
+    page: int = 500
+
+    @property
+    def fingerprints(self) -> str:
+        """The fingerprint index of the marks' target: every run and machine marking that
+        target shares it (what it holds is what the target's marks say)."""
+        return self.fingerprint_index or f"{self.target}-neardup-fingerprints"
+
+    @property
+    def target(self) -> str:
+        return self.into or self.index
+
+    @property
+    def checkpoint_key(self) -> str:
+        part = f"slice {self.slice_[0]}/{self.slice_[1]}" if self.slice_ else "all"
+        return f"{self.index} -> {self.target} ({part})"
+
+
+@dataclass
+class RunResult:
+    """What a run did: counts (read, checked, duplicates, unchanged, no_text, bad_field,
+    repeated_id, gone, marked), bad fields by problem, and (dry run) the marks."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    problems: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    resumed: bool = False
+    read_now: int = 0  # documents this process read (the rate's numerator)
+    marks: dict[str, Mark] = field(default_factory=dict)
+
+
+def check_options(options: HygieneOptions) -> None:
+    """Refuse at start what cannot work."""
+    for name in (options.index, options.into or "x", options.fingerprints):
+        if not name or any(c in name for c in "*,? \"<>|\\/") or name != name.lower():
+            raise ConfigError(f"{name!r} is not one concrete Elasticsearch index name")
+    if options.into == options.index:
+        raise ConfigError("--into names the content index itself; leave it out to mark in place")
+    if options.processes and not can_offload(options.config):
+        raise ConfigError("--processes needs methods that fingerprint without the index "
+                          "(simhash, minhash, bag, auto)")
+    if "anchors" in options.config.method_names and not options.config.anchors.model:
+        raise ConfigError("--method anchors needs --anchors-model (fit one with `neardup anchors "
+                          "fit` on documents like these)")
+    if options.slice_ is not None and not 0 <= options.slice_[0] < options.slice_[1]:
+        raise ConfigError("--slice I/N needs 0 <= I < N")
+
+
+def run_hygiene(
+    options: HygieneOptions,
+    on_start: Callable[[int, int], None] = lambda total, done: None,
+    on_read: Callable[[int], object] = lambda n: None,
+) -> RunResult:
+    """The run. `on_start(total, already_done)` once the index is counted; `on_read(n)` as
+    documents are read (the progress bar)."""
+    check_options(options)
+    started = time.monotonic()
+    connection = connect(options.url, options.config)
+    result = RunResult()
+    try:
+        total = count_documents(connection, options.index)
+        store = None if options.dry_run else CheckpointStore(
+            connection, f"{options.fingerprints}-checkpoint", options.checkpoint_key)
+        writer: MarkWriter = (SideIndexWriter(connection, options.into) if options.into
+                              else InPlaceWriter(connection, options.index))
+        interrupted: Checkpoint | None = None
+        if store is not None:
+            store.prepare()
+            writer.prepare()
+            interrupted = store.load()
+            if interrupted is not None and interrupted.state == FINISHED:
+                interrupted = None  # an incremental run: from the start, known pages skipped
+        base = _fingerprint_index(connection, options)
+        try:
+            shared = SharedRecordingIndex if options.slice_ else RecordingIndex
+            recording = shared(base, dry_run=options.dry_run)
+            judge = Judge(Deduplicator(recording, options.config), recording, options.batch)
+            commit = _Committer(options, connection, store, writer, base, judge, result)
+            position = commit.resume(interrupted)
+            on_start(total, result.counts["read"])
+            with PointInTime(connection, options.index) as pit:
+                plan = ReadPlan(options.url, options.config, options.spec, pit.id,
+                                options.fingerprints, tuple(position) if position else None,
+                                options.slice_, options.page)
+                for window in _windows(connection, plan, options):
+                    result.read_now += len(window)
+                    commit.window(window, list(window[-1].key))
+                    on_read(len(window))
+            commit.finish()
+            result.problems = judge.problems
+        finally:
+            base.close()
+    finally:
+        connection.client.close()  # the fingerprint index shares it: closed after it
+    result.seconds = time.monotonic() - started
+    return result
+
+
+class _Committer:
+    """Judges windows and makes each durable behind the checkpoint (checkpoint.py)."""
+
+    def __init__(self, options: HygieneOptions, connection: Connection,
+                 store: CheckpointStore | None, writer: MarkWriter, base: FingerprintIndex,
+                 judge: Judge, result: RunResult) -> None:
+        self.options, self.connection, self.store = options, connection, store
+        self.writer, self.base, self.judge, self.result = writer, base, judge, result
+        self.position: list[int] | None = None
+        self.earlier: dict[str, int] = {}  # counts of the run before this process resumed it
+
+    def resume(self, checkpoint: Checkpoint | None) -> list[int] | None:
+        """Continue a killed run: undo and check again the window it was sending; the
+        position to read on from (None: the start)."""
+        if checkpoint is None:
+            return None
+        self.result.resumed = True
+        self.earlier = dict(checkpoint.counts)
+        self.position = checkpoint.position
+        if checkpoint.state == WRITING:
+            apply_undo(self.connection, checkpoint.undo)
+            items = _reread(self.connection, self.options, checkpoint.window)
+            self.window(items, checkpoint.window_end or checkpoint.position or [])
+        return self.position
+
+    def window(self, items: list[Item], end: list[int]) -> None:
+        """Check a window, then commit it: undo record and window, writes, position."""
+        committed = self._count()  # what a resumption starts from, should this window fail
+        marks = self.judge.window(items)
+        self.judge.counts["read"] += len(items)
+        self.judge.counts["marked"] += len(marks)
+        if self.store is None:  # dry run: remembered for the report, nothing written
+            for mark in marks:
+                self.result.marks[mark.es_id] = mark
+            self._count()
+            return
+        assert isinstance(self.base, ElasticIndex)
+        writes = self.base.take_pending()
+        if writes or marks:
+            undo = undo_record(self.connection, writes)
+            self.store.save(Checkpoint(WRITING, self.position, committed,
+                                       [item.es_id for item in items], end, undo))
+            self.base.requeue(writes)
+            self.base.flush()
+            self.judge.counts["gone"] += self.writer.write(marks)
+        self.position = end
+        self.store.save(Checkpoint(RUNNING, end, self._count()))
+
+    def finish(self) -> None:
+        if self.store is not None:
+            self.writer.refresh()
+            self.store.save(Checkpoint(FINISHED, None, self._count()))
+        self._count()
+
+    def _count(self) -> dict[str, int]:
+        """The run's counts so far (those before a resumption included), also into the result."""
+        counts = Counter(self.earlier) + self.judge.counts
+        self.result.counts = counts
+        return dict(counts)
+
+
+def _reread(connection: Connection, options: HygieneOptions, es_ids: list[str]) -> list[Item]:
+    """The documents of an interrupted window, read again by `_id`, in the window's order (a
+    document deleted since is gone from it)."""
+    client = connection.client
+    items: list[Item] = []
+    for start in range(0, len(es_ids), 500):
+        try:
+            response = connection.call(partial(
+                client.mget, index=options.index, ids=es_ids[start : start + 500],
+                source_includes=options.spec.source_fields()))
+        except ApiError as exc:
+            raise IndexFailure(f"reading the interrupted window failed: {describe(exc)}") \
+                from exc
+        items += [item_of(doc, options.spec) for doc in response.body["docs"] if doc.get("found")]
+    return with_known(connection, options.fingerprints, items)
+
+
+def _fingerprint_index(connection: Connection, options: HygieneOptions) -> FingerprintIndex:
+    """The persistent fingerprint index (a dry run on a first run: an empty one in memory)."""
+    client = connection.client
+    if options.dry_run:
+        try:
+            exists = bool(connection.call(
+                lambda: client.indices.exists(index=options.fingerprints)))
+        except ApiError as exc:
+            raise IndexFailure(f"cannot look for {options.fingerprints!r}: {describe(exc)}") \
+                from exc
+        if not exists:
+            return MemoryIndex()
+    # The write log orders several writers: machines given a slice each; one run is one writer.
+    return ElasticIndex(
+        client, fingerprint_index=options.fingerprints, bulk_size=NEVER_FLUSH,
+        location=connection.location, retry_seconds=connection.retry_seconds,
+        ordered=options.slice_ is not None, manage_templates=connection.manage_templates)
+
+
+def _windows(connection: Connection, plan: ReadPlan,
+             options: HygieneOptions) -> Iterator[list[Item]]:
+    """The documents in the run's order, `options.window` at a time."""
+    readers = SliceReaders(plan, options.processes) if options.processes else None
+    try:
+        items: Iterator[Item] = (
+            readers.items() if readers is not None
+            else (item for page in read_items(connection, plan) for item in page))
+        window: list[Item] = []
+        for item in items:
+            window.append(item)
+            if len(window) >= options.window:
+                yield window
+                window = []
+        if window:
+            yield window
+    finally:
+        if readers is not None:
+            readers.close()

@@ -1,0 +1,40 @@
+"""What decides text-reuse detection: shingle size, winnowing window, passage thresholds.
+
+The defaults are measured (benchmarks/text_reuse.py, docs/reuse.md): every length counts content
+words, the words left after stop words are removed (about half of running English text).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from neardup_pipeline.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ReuseSettings:
+    """Detection parameters; `fingerprint_params` are those an index is built with."""
+
+    shingle: int = 3  # words per shingle: one revised word breaks only `shingle` of them
+    window: int = 4  # winnowing window: any shared run of window + shingle - 1 words is seen
+    min_words: int = 7  # matched content words a passage needs (about one sentence)
+    max_gap: int = 6  # content words between two matches of one passage, in either text
+    min_density: float = 0.5  # share of a passage's suspect words that match the source
+    max_candidates: int = 100  # sources aligned per suspect, most shared fingerprints first
+    language: str | None = None  # ISO 639-1 for every text; None: detected per text
+    stopwords: bool = True
+    stem: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("shingle", "window", "min_words", "max_candidates"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"reuse {name} must be >= 1, got {getattr(self, name)}")
+        if self.max_gap < 0:
+            raise ConfigError(f"reuse max_gap must be >= 0, got {self.max_gap}")
+        if not 0.0 <= self.min_density <= 1.0:
+            raise ConfigError(f"reuse min_density must be in [0, 1], got {self.min_density}")
+
+    def fingerprint_params(self) -> dict[str, object]:
+        """What the stored fingerprints depend on: a query with others would miss them."""
+        names = ("shingle", "window", "language", "stopwords", "stem")
+        return {name: value for name, value in asdict(self).items() if name in names}
