@@ -162,6 +162,14 @@ class Negotiation:
         return kwargs
 
 
+def probe_options(request: dict[str, Any], major: int) -> dict[str, Any]:
+    """The version question's options: the first request's credentials and timeouts, marked
+    with `major`."""
+    return {"headers": question(request.get("headers"), major),
+            "request_timeout": request.get("request_timeout", DEFAULT),
+            "max_retries": request.get("max_retries", DEFAULT)}
+
+
 class CompatTransport(Transport):
     """The sync transport, marking requests with the version the server accepts."""
 
@@ -180,10 +188,7 @@ class CompatTransport(Transport):
                     answers: list[Answer] = []
                     for major in CANDIDATES:
                         meta, body = super().perform_request(
-                            "GET", PROBE, headers=question(kwargs.get("headers"), major),
-                            request_timeout=kwargs.get("request_timeout", DEFAULT),
-                            max_retries=kwargs.get("max_retries", DEFAULT),
-                        )
+                            "GET", PROBE, **probe_options(kwargs, major))
                         answers.append(read_answer(meta.status, body))
                         if not answers[-1].refused:
                             break
@@ -210,10 +215,7 @@ class AsyncCompatTransport(AsyncTransport):
                     answers: list[Answer] = []
                     for major in CANDIDATES:
                         meta, body = await super().perform_request(
-                            "GET", PROBE, headers=question(kwargs.get("headers"), major),
-                            request_timeout=kwargs.get("request_timeout", DEFAULT),
-                            max_retries=kwargs.get("max_retries", DEFAULT),
-                        )
+                            "GET", PROBE, **probe_options(kwargs, major))
                         answers.append(read_answer(meta.status, body))
                         if not answers[-1].refused:
                             break
