@@ -171,6 +171,7 @@ def test_default_fingerprint_parameters_are_the_recorded_ones() -> None:
         "hashes": 84, "shingle": 10, "supers": 6}
     assert methods["bag"]["hashes"] == 84 and methods["bag"]["topic_shift"] == 0.0
     assert params["content"] == "chromeless"
+    assert params["version"] == 2  # raised only when the text a page is read to changes
 
 
 def test_docs_settings_table_is_the_generated_one() -> None:
