@@ -46,6 +46,7 @@ from neardup_pipeline.text.htmltags import (
     SECTIONING_TAGS,
     STRUCTURE_TAGS,
 )
+from neardup_pipeline.text.tree import remove_keeping_tail
 
 # Boilerpipe's thresholds (its NumWordsRulesClassifier): a block with more link density is
 # chrome; one of at most SHORT_WORDS words is not running text by itself.
@@ -132,22 +133,7 @@ def drop_block_chrome(root: lxml.etree._Element, roles: bool) -> None:
                     and element not in holds_content)):
             gone.append(element)
     for element in gone:  # an element inside one removed before leaves with it
-        parent = element.getparent()
-        if parent is not None:
-            tail = element.tail
-            _drop_keeping_tail(element, parent, tail)
-
-
-def _drop_keeping_tail(
-    element: lxml.etree._Element, parent: lxml.etree._Element, tail: str | None,
-) -> None:
-    if tail:
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = f"{previous.tail or ''} {tail}"
-        else:
-            parent.text = f"{parent.text or ''} {tail}"
-    parent.remove(element)
+        remove_keeping_tail(element)
 
 
 def _role(element: lxml.etree._Element) -> str:

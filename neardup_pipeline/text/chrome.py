@@ -21,6 +21,7 @@ from neardup_pipeline.text.htmltags import (
     PAGE_LANDMARK_TAGS,
     SECTIONING_TAGS,
 )
+from neardup_pipeline.text.tree import remove_keeping_tail
 
 STRING_VALUE = lxml.etree.XPath("string()")  # all text nodes, concatenated in C
 _LINK_BLOCK_SET = frozenset(LINK_BLOCK_TAGS)
@@ -88,7 +89,7 @@ def drop_chrome(
     # In any order: an element inside one removed before it leaves with it, and removing it
     # from the detached subtree changes no text that is left.
     for element in found:
-        _remove_keeping_tail(element)
+        remove_keeping_tail(element)
     return bool(regions)
 
 
@@ -197,18 +198,6 @@ def _visible_chars(text: str) -> int:
     return len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
 
 
-def _remove_keeping_tail(element: lxml.etree._Element) -> None:
-    """Remove an element; the text after it (its tail) belongs to its parent and stays."""
-    parent = element.getparent()
-    if parent is None:
-        return
-    if element.tail:
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = f"{previous.tail or ''} {element.tail}"
-        else:
-            parent.text = f"{parent.text or ''} {element.tail}"
-    parent.remove(element)
 
 
 def collapse_spaces(text: object) -> str:
