@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from neardup_pipeline.index import FingerprintIndex, open_index
 from tests import es8
 from tests.crawl_harness import serve_demo_site
 from tests.es8 import es8_index_names, es8_url  # noqa: F401  (the 8.19 server, a session fixture)
+from tests.es_indices import delete_indices, unique_index_names
 from tests.secured_es import secured_es  # noqa: F401  (the secured server, a session fixture)
 
 BACKENDS = ["memory", "sqlite", "elasticsearch"]
@@ -120,21 +120,9 @@ def es(es_url: str) -> Iterator[Any]:
 @pytest.fixture
 def es_index_names(es_url: str) -> Iterator[dict[str, str]]:
     """Unique fingerprint and pages index names for one test, deleted afterwards."""
-    suffix = uuid.uuid4().hex[:10]
-    names = {
-        "fingerprint_index": f"neardup-fingerprints-test-{suffix}",
-        "pages_index": f"neardup-pages-test-{suffix}",
-    }
+    names = unique_index_names("test")
     yield names
-    from elasticsearch import Elasticsearch
-
-    client = Elasticsearch(es_url, request_timeout=30)
-    try:
-        # one call per index: a missing one must not spare the other (-df: rarewords' DF index)
-        for name in [*names.values(), f"{names['fingerprint_index']}-df"]:
-            client.options(ignore_status=404).indices.delete(index=name)
-    finally:
-        client.close()
+    delete_indices(es_url, names)
 
 
 def _config_for(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> NearDupConfig:

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import os
 import threading
-import uuid
 from collections.abc import Iterator, Sequence
 
 import pytest
 
+from tests.es_indices import delete_indices, unique_index_names
 from tests.es_server import DEFAULT_START_TIMEOUT, DEFAULT_VERSION, Server
 
 ES8_VERSION = os.environ.get("NEARDUP_ES8_VERSION", "8.19.0")
@@ -102,18 +102,6 @@ def es8_url() -> str:
 @pytest.fixture
 def es8_index_names(es8_url: str) -> Iterator[dict[str, str]]:
     """Unique fingerprint and pages index names on the 8.19 server, deleted afterwards."""
-    from neardup_pipeline.index.elastic import compat
-
-    suffix = uuid.uuid4().hex[:10]
-    names = {
-        "fingerprint_index": f"neardup-fingerprints-es8-{suffix}",
-        "pages_index": f"neardup-pages-es8-{suffix}",
-    }
+    names = unique_index_names("es8")
     yield names
-    client = compat.client(es8_url, request_timeout=30)
-    try:
-        fingerprints = names["fingerprint_index"]
-        for name in (*names.values(), f"{fingerprints}-df", f"{fingerprints}-writelog"):
-            client.options(ignore_status=404).indices.delete(index=name)
-    finally:
-        client.close()
+    delete_indices(es8_url, names)
