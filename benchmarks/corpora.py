@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from neardup_pipeline.text.canonical import declared_canonical
 from tests.corpora import Page, archive_members
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -100,7 +101,8 @@ class LabelledPage:
 def multisite_pages(split: str = "all") -> tuple[LabelledPage, ...]:
     """The labelled pages of one archive ("cache", "eval") or of both ("all"), by file name.
 
-    Pages without a label and labels without a page (the data has both) are left out.
+    Pages without a label and labels without a page (the data has both) are left out. A
+    page the labels name by file only ("hard::name") takes the URL it declares canonical.
     """
     if split not in (*MULTISITE_SPLITS, "all"):
         raise ValueError(f"split {split!r}: one of {', '.join(MULTISITE_SPLITS)}, all")
@@ -116,6 +118,8 @@ def multisite_pages(split: str = "all") -> tuple[LabelledPage, ...]:
             if file not in by_file:
                 continue
             url, entry = by_file[file]
+            if not url.startswith(("http://", "https://")):  # a few labels name no URL
+                url = declared_canonical(data, None) or url  # the page's own, if it says
             pages.append(LabelledPage(file, url, name, data, tuple(entry.get("with") or ()),
                                       tuple(entry.get("without") or ())))
     return tuple(sorted(pages, key=lambda p: p.doc_id))

@@ -34,6 +34,10 @@ Peers, each with the companions a user would pick for it:
   (`extract.LIBXML2_EVENTS` False, same text), a fifth with the pure-Python walk of the tree
   instead of the C++ one (`extract.NATIVE_WALK`, same text).
 
+neardup gets each page's URL as a crawl would (the manuals on their project's site, a copy on
+its host's site): its site decides whether containment may match two pages. The peers read the
+HTML alone.
+
 Every peer indexes every page with text (duplicates too); a page joins the cluster of its first
 found near-duplicate (neardup: of its verdict). Scores are pairwise precision/recall/F1 of those
 clusters against the gold. Throughput is wall time over all pages of all corpora after a short
@@ -88,6 +92,7 @@ class BenchPage:
     html: bytes
     group: str
     copy_host: str = ""  # cross-site copies: the page whose chrome the copy wears
+    url: str | None = None  # where a crawl would have fetched it (its site: text/site.py)
 
 
 @dataclass(frozen=True)
@@ -101,13 +106,16 @@ class Corpus:
 
 
 def postgresql_corpus() -> Corpus:
-    pg = tuple(BenchPage(p.doc_id, p.html, p.group) for p in postgresql_pages())
+    pg = tuple(BenchPage(p.doc_id, p.html, p.group,
+                         url=f"https://www.postgresql.org/docs/{p.doc_id}")
+               for p in postgresql_pages())
     return Corpus("postgresql", pg, "PostgreSQL 15.18 + 15.20 manuals; gold: same page name")
 
 
 def guide_corpus() -> Corpus:
     guide = tuple(
-        BenchPage(p.doc_id, p.html, p.group)
+        BenchPage(p.doc_id, p.html, p.group,
+                  url=f"https://www.debian.org/releases/stable/{p.doc_id}")
         for p in installation_guide_pages() if p.info["lang"] == "en"
     )
     return Corpus("guide-en", guide,
@@ -116,8 +124,8 @@ def guide_corpus() -> Corpus:
 
 def cross_site_corpus() -> Corpus:
     made = make_set()
-    pages = tuple(BenchPage(d.doc_id, d.html, d.group, d.host if d.kind == "copy" else "")
-                  for d in made.docs)
+    pages = tuple(BenchPage(d.doc_id, d.html, d.group, d.host if d.kind == "copy" else "",
+                            d.url) for d in made.docs)
     copies = sum(d.kind == "copy" for d in made.docs)
     return Corpus("cross-site", pages,
                   f"real pages of many sites, {made.articles} articles each copied into "
@@ -250,7 +258,8 @@ class Peer:
         """Earliest-added verified near-duplicate of `text` (or None); then index it as `key`."""
         raise NotImplementedError
 
-    def process(self, key: int, html: bytes) -> int | None:
+    def process(self, key: int, html: bytes, url: str | None = None) -> int | None:
+        """(`url`: read by neardup only; the peers compare texts.)"""
         start = time.perf_counter()
         text = self.text(html)
         self.extract_seconds += time.perf_counter() - start
@@ -382,24 +391,24 @@ class NeardupPeer(Peer):
 
         self.dedup = Deduplicator(MemoryIndex(), self.config())
         fingerprinter = self.dedup.fingerprinter
-        text_of = fingerprinter.text_of
+        extract = fingerprinter.extract
 
         def timed(doc: Any) -> Any:
             start = time.perf_counter()
             try:
-                return text_of(doc)
+                return extract(doc)
             finally:
                 self.extract_seconds += time.perf_counter() - start
 
-        fingerprinter.text_of = timed  # type: ignore[method-assign]
+        fingerprinter.extract = timed  # type: ignore[method-assign]
 
-    def process(self, key: int, html: bytes) -> int | None:
+    def process(self, key: int, html: bytes, url: str | None = None) -> int | None:
         from neardup_pipeline import Document
         from neardup_pipeline.text import extract
 
         extract.NATIVE_WALK = self.native_walk
         extract.LIBXML2_EVENTS = self.events
-        verdict = self.dedup.process(Document(str(key), html=html))
+        verdict = self.dedup.process(Document(str(key), html=html, url=url))
         return int(verdict.duplicate_of) if verdict.duplicate_of is not None else None
 
 
@@ -459,7 +468,7 @@ def run_peer(peer: Peer, corpus: Corpus) -> RunResult:
     cluster: dict[int, int] = {}
     start = time.perf_counter()
     for key, page in enumerate(corpus.pages):
-        dup = peer.process(key, page.html)
+        dup = peer.process(key, page.html, page.url)
         cluster[key] = key if dup is None else cluster.get(dup, dup)
     seconds = time.perf_counter() - start
     peak = _status_kb("VmHWM") - baseline

@@ -14,11 +14,14 @@ from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.canonical import declared_canonical
 from neardup_pipeline.text.content import main_content_text
 from neardup_pipeline.text.extract import ExtractedText, html_to_text
-from neardup_pipeline.text.normalize import Normalizer
+from neardup_pipeline.text.normalize import Normalizer, detect_language
+from neardup_pipeline.text.site import site_of
 from neardup_pipeline.text.sniff import binary_kind
 from neardup_pipeline.text.subject import subject_words
 
 Status = Literal["ok", "no_text"]
+
+MIN_LANGUAGE_WORDS = 30  # a content region this long can name the page's language
 
 
 @dataclass(frozen=True)
@@ -121,15 +124,30 @@ class Fingerprinter:
         truncated = len(text) > self.text.max_html_bytes
         return ExtractedText(text[: self.text.max_html_bytes], "", doc.encoding, "text", truncated)
 
+    def _language_of(self, extracted: ExtractedText) -> str | None:
+        """The language to read a page in, when its content region says it better than the
+        normaliser's sample of the text's start: a region holding most of the page's words.
+        Another site's chrome before a copy (a standfirst, a cookie notice in the host's
+        language) must not choose its stop words and stems; a code listing or a note in
+        another language, a small part of a page, must not either."""
+        region = extracted.region
+        if not region or self.text.language is not None:
+            return None
+        region_words = len(region.split())
+        if region_words < MIN_LANGUAGE_WORDS or 2 * region_words <= len(extracted.text.split()):
+            return None
+        return detect_language(region)
+
     def fingerprint(self, doc: Document, stats: CorpusStats | None = None) -> Fingerprint:
         """Signatures of `doc`; status "no_text" when it has fewer than min_tokens words.
 
         `stats` (document frequencies, usually the index) completes the signatures of methods
         that need the corpus (rarewords); without it they treat every word as equally rare.
         """
-        text, title, truncated = self.text_of(doc)
+        extracted = self.extract(doc)
+        text, title, truncated = extracted.text, extracted.title, extracted.truncated
         canonical_url = declared_canonical(doc.html, doc.url)
-        words = self.normalizer.words(text)
+        words = self.normalizer.words(text, self._language_of(extracted))
         content_hash = hashlib.blake2b(" ".join(words.words).encode(), digest_size=16).hexdigest()
         if len(words.words) < self.text.min_tokens:
             return Fingerprint(
@@ -152,6 +170,14 @@ class Fingerprinter:
                         title, lambda t: self.normalizer.words(t, words.language).words)
                 signatures[name] = caps.uses_subject.with_subject(
                     signatures[name], subject, self.hasher)
+        region: list[str] | None = None
+        for name, caps in self.capabilities.items():  # copies under another site's chrome
+            if caps.across_sites is not None:
+                if region is None:
+                    region = self.normalizer.words(extracted.region, words.language).words \
+                        if extracted.region else []
+                signatures[name] = caps.across_sites.with_site(
+                    signatures[name], site_of(doc.url or doc.doc_id), region, self.hasher)
         keys = {name: self.methods[name].keys(sig) for name, sig in signatures.items()}
         return Fingerprint(
             doc.doc_id, "ok", signatures, keys, words.language, len(words.words),

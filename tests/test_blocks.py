@@ -43,7 +43,9 @@ def test_class_and_id_words_name_chrome_and_content() -> None:
     assert name_kind("commentlist") == CHROME_NAMED  # a word beginning with a chrome stem
     assert name_kind("share-buttons") == name_kind("newsletterBox") == CHROME_NAMED
     assert name_kind("entry-content") == name_kind("post_body") == CONTENT_NAMED
-    assert name_kind("widget Blog") == CHROME_NAMED and name_kind("Blog1") == 0
+    assert name_kind("sidebar Blog") == CHROME_NAMED and name_kind("Blog1") == 0
+    # Page builders call every box a widget: "elementor-widget-container" holds the article.
+    assert name_kind("elementor-widget-container") == 0
     assert name_kind("node node-promoted") == 0  # words, not substrings
     assert name_kind("comment-content") == CHROME_NAMED | CONTENT_NAMED
 

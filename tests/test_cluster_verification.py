@@ -158,9 +158,13 @@ def test_beyond_reach_needs_the_same_original_and_every_similarity() -> None:
 def test_pruning_is_sound_on_real_pages() -> None:
     """The guide's first 25 English sections rendered for several architectures: for every
     original o and member m of one section and every page p, where `beyond_reach` would skip m,
-    m is truly no near-duplicate of p under any method (signatures as stored, weights rounded)."""
+    m is truly no near-duplicate of p under any method (signatures as stored, weights rounded).
+    The pages have no URL: no site, so no containment across sites, which no floor bounds."""
     fpr = Deduplicator(open_index("memory", NearDupConfig()), NearDupConfig()).fingerprinter
     floors = {name: caps.metric_floor for name, caps in fpr.capabilities.items()}
+    with_site = fpr.fingerprint(Document("https://example.org/p", text=" ".join(words(4)),
+                                         url="https://example.org/p"))
+    assert fpr.capabilities["bag"].floor_for(with_site.signatures["bag"]) is None
     sections: dict[str, list[Document]] = defaultdict(list)
     for page in installation_guide_pages():
         if page.info["lang"] == "en":

@@ -1,13 +1,16 @@
 """`neardup compare A B`: the similarity of two documents under each method, and why.
 
 Each page is shown as the text it was reduced to (the content mode and the reader that produced
-it, then the text itself): a match or a miss is often explained by what was read, not by the
-scores.
+it, then the text itself, and its content region when it has one apart from that text): a match
+or a miss is often explained by what was read, not by the scores. `--url-a` / `--url-b` say
+where each page was fetched: its site decides whether the bag may match the two by containment
+(methods.md, "Across sites"); a file has no site.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import Any
 
@@ -19,6 +22,7 @@ from neardup_pipeline.methods.minhash import SHINGLE_WORDS
 from neardup_pipeline.methods.rarewords import shared_rare_words
 from neardup_pipeline.text.content import MAIN_READER
 from neardup_pipeline.text.extract import walk_in_use
+from neardup_pipeline.text.site import site_of
 
 # Characters of each page's text shown on a terminal unless told otherwise: enough to see
 # whether it starts with the article or with a menu.
@@ -29,6 +33,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     compare = sub.add_parser("compare", help="similarity of two documents under each method")
     compare.add_argument("a", help="file path or file:// URL (HTML or text)")
     compare.add_argument("b", help="file path or file:// URL (HTML or text)")
+    for side in ("a", "b"):
+        compare.add_argument(
+            f"--url-{side}", metavar="URL",
+            help=f"the URL page {side.upper()} was fetched from (its site: containment across "
+                 "sites applies to pages of two sites)")
     add_method_options(compare)
     compare.add_argument("--json", action="store_true",
                          help="machine-readable output (with each page's full text)")
@@ -53,6 +62,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     fingerprinter = Fingerprinter(config)
     doc_a, doc_b = load_document(args.a), load_document(args.b)
+    if args.url_a:
+        doc_a = dataclasses.replace(doc_a, url=args.url_a)
+    if args.url_b:
+        doc_b = dataclasses.replace(doc_b, url=args.url_b)
     fa, fb = fingerprinter.fingerprint(doc_a), fingerprinter.fingerprint(doc_b)
     result: dict[str, Any] = {
         "a": page_facts(fingerprinter, doc_a, fa),
@@ -95,11 +108,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def page_facts(fingerprinter: Fingerprinter, doc: Document, fp: Fingerprint) -> dict[str, Any]:
     """One page as compared: its title, how it was read, and the text its signatures are of."""
     content = fingerprinter.text.content
-    reader = fingerprinter.extract(doc).parser  # the same pure reading fingerprint() made
+    extracted = fingerprinter.extract(doc)  # the same pure reading fingerprint() made
+    reader = extracted.parser
     return {
         "id": fp.doc_id, "title": fp.title, "words": fp.word_count, "language": fp.language,
+        "site": site_of(doc.url or doc.doc_id) or None,
         "content": content, "reader": reader, "read_as": read_as(content, reader),
-        "truncated": fp.truncated, "text": fp.text,
+        "truncated": fp.truncated, "text": fp.text, "region": extracted.region or None,
     }
 
 
@@ -133,9 +148,13 @@ def print_comparison(
         page = result[label.lower()]
         print(f"{label}: {page['id']} ({page['words']} words, {page['language']})")
         print(f"   title: {page['title'] or '(none)'}")
+        print(f"   site: {page['site'] or '(none: --url-' + label.lower() + ' names it)'}")
         truncated = ", truncated at the size cap" if page["truncated"] else ""
         print(f"   text: {page['read_as']}{truncated}")
         print(f"   | {shown_text(page['text'], text_chars) or '(empty)'}")
+        if page["region"]:
+            print(f"   content region ({len(page['region'].split())} of the text's words):")
+            print(f"   | {shown_text(page['region'], text_chars)}")
     for name, info in result["methods"].items():
         shown = {k: v for k, v in info.items() if name == "simhash" or k not in ("a", "b")}
         details = ", ".join(f"{k}={v}" for k, v in shown.items())

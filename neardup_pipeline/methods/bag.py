@@ -21,6 +21,16 @@ Above it, twins whose key term is one word among many ("dblink_build_sql_insert"
 keep enough shingles to pass. Their titles tell: each names a subject the other's lacks, and each
 page's text names its own subject more (subject.py). The verdict asks this of every method's
 match (`twins`), since any method may call two pages of one template copies.
+
+Across sites, a copy is an article under another site's chrome: whatever running text that
+chrome holds (teasers, comments, a host's notes) lowers the resemblance of two copies without
+making them any less copies. So two pages of different sites (text/site.py) are also copies when
+the smaller is contained in the other: `site_containment` of its weighted words and `site_order`
+of its 3-word sequences found there (Broder's containment, "On the resemblance and containment
+of documents", 1997). Within one site containment is never used: a site's pages share its chrome,
+and a short page is contained in any other page holding that chrome's running text. A copy is
+found through the keys of its content region too (text/blocks.py: the article, where the host's
+running text lies around it), so an original shares keys with a copy of a different length.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
+import xxhash
 
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.methods.minhash import (
@@ -56,6 +67,20 @@ F32Array = npt.NDArray[np.float32]
 
 WORD_SET_HASHES = 84  # minimums of the word set, as many as Broder's shingles: 21 bands of 4
 ORDER_SHINGLE_WORDS = 3  # the word-order check compares 3-word shingles
+# Containment across sites needs a passage to be contained: a page of fewer distinct words (a
+# notice, a caption) is found inside many pages that merely quote it.
+MIN_CONTAINED_WORDS = 30
+# A content region tells two pages of one site apart from this many canonical words (a short
+# article is what a site's running-text chrome outweighs), and is a lookup key from
+# MIN_CONTAINED_WORDS (shorter regions are a site's notices as often as articles).
+MIN_REGION_WORDS = 10
+# Two pages of one site whose content regions' word sets resemble less than this are about
+# different things: two articles share about a tenth of their word sets, a copy nearly all,
+# and an edited copy whose region moved to another block (a reordered page) still a fifth.
+REGION_RESEMBLANCE = 0.2
+# Two pages of different sites whose content regions (or whole texts, for a page without one)
+# resemble this much hold one article, whatever else each site put around it.
+CONTENT_RESEMBLANCE = 0.8
 
 
 @dataclass(frozen=True)
@@ -70,6 +95,16 @@ class BagSignature:
     order: U64Array = field(compare=False)
     sequence: Codes = field(compare=False, default_factory=lambda: np.zeros(0, np.uint16))
     subject: U64Array = field(compare=False, default_factory=lambda: np.zeros(0, np.uint64))
+    site: int = field(compare=False, default=0)  # hash of text/site.py's site; 0: unknown
+    # The content region's word-set minimums (empty when the page has no region apart from its
+    # whole text, or one of fewer than MIN_REGION_WORDS words) and its canonical words.
+    region: U64Array = field(compare=False, default_factory=lambda: np.zeros(0, np.uint64))
+    region_words: int = field(compare=False, default=0)
+
+    @property
+    def content(self) -> U64Array:
+        """The word-set minimums of what the page is about: its region's, else its own."""
+        return self.region if self.region.size else self.minimums
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -135,6 +170,42 @@ def template_twins(a: BagSignature, b: BagSignature, margin: float, max_words: i
         leans_on_own_subject(in_b[mine:], in_a[mine:], margin)
 
 
+def contained(a: BagSignature, b: BagSignature, max_words: int) -> float:
+    """The share of the lighter bag's weight found in the other, sum(min) / min(sum): from the
+    weighted Jaccard J = sum(min) / (Sa + Sb - sum(min)). A truncated bag is a sample below its
+    largest hash: both are compared below the smaller such bound."""
+    bound = min((int(s.words[-1]) for s in (a, b) if s.words.size >= max_words),
+                default=None)
+    wa, wb = a.weights, b.weights
+    words_a, words_b = a.words, b.words
+    if bound is not None:
+        cut_a = int(np.searchsorted(words_a, bound, side="right"))
+        cut_b = int(np.searchsorted(words_b, bound, side="right"))
+        words_a, wa, words_b, wb = words_a[:cut_a], wa[:cut_a], words_b[:cut_b], wb[:cut_b]
+    total_a, total_b = float(wa.sum(dtype=np.float64)), float(wb.sum(dtype=np.float64))
+    if not total_a or not total_b:
+        return 0.0
+    similarity = weighted_set_jaccard(words_a, wa, words_b, wb)
+    return similarity * (total_a + total_b) / (1.0 + similarity) / min(total_a, total_b)
+
+
+def sequence_contained(a: Codes, b: Codes) -> float:
+    """The share of the shorter sequence's distinct 3-word runs (of word codes) found in the
+    other: word order kept across the containment, as `order_threshold` keeps it for a bag."""
+    runs_a, runs_b = _runs(a), _runs(b)
+    if not runs_a.size or not runs_b.size:
+        return 0.0
+    shorter, longer = (runs_a, runs_b) if runs_a.size <= runs_b.size else (runs_b, runs_a)
+    return float(np.isin(shorter, longer, assume_unique=True).sum()) / shorter.size
+
+
+def _runs(codes: Codes) -> U64Array:
+    wide = codes.astype(np.uint64)
+    if wide.size < ORDER_SHINGLE_WORDS:
+        return np.zeros(0, np.uint64)
+    return np.unique((wide[:-2] << np.uint64(32)) | (wide[1:-1] << np.uint64(16)) | wide[2:])
+
+
 def band_keys(minimums: U64Array, bands: int) -> list[str]:
     """One key per band of len/bands consecutive minimums: equal bands make a candidate."""
     hashes = chunk_hashes(minimums.astype(">u8").tobytes(), bands)
@@ -181,6 +252,21 @@ class BagSettings:
         default=2.0,
         metadata=doc("Rewording check: mean length of a differing run, in words, at most"),
     )
+    site_containment: float = field(
+        default=0.7,
+        metadata=doc(
+            "Pages of two different sites (their URLs' registrable domains) are copies when "
+            "this share of the smaller page's weighted words is found in the other (an article "
+            "under another site's chrome); `0` turns containment across sites off"
+        ),
+    )
+    site_order: float = field(
+        default=0.7,
+        metadata=doc(
+            "Containment across sites: the share of the smaller page's 3-word sequences that "
+            "must be found in the other page too"
+        ),
+    )
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold <= 1 or self.max_words < 1:
@@ -193,6 +279,9 @@ class BagSettings:
             raise ConfigError(
                 "bag_reword_max_changed must lie in [0, 1] (0: off) and bag_reword_max_run be >= 1"
             )
+        if not 0 <= self.site_containment <= 1 or not 0 <= self.site_order <= 1:
+            raise ConfigError(
+                "bag_site_containment (0: off) and bag_site_order must lie in [0, 1]")
 
 
 @dataclass(frozen=True)
@@ -208,6 +297,8 @@ class BagMethod:
     subject_margin: float = 2.0  # > 0: pages each naming their title's subject this much more
     reword: RewordRule | None = field(default_factory=RewordRule)  # None: order check alone
     reword_words: int = 2048  # words kept in order for the rewording check
+    site_containment: float = 0.7  # > 0: pages of two sites match by containment (see above)
+    site_order: float = 0.7
     seed: int = 19970101
     name: str = "bag"
 
@@ -229,7 +320,11 @@ class BagMethod:
                             "words": "title, section number and numbers out"},
                 "reword": None if self.reword is None else {
                     **self.reword.params(), "words": self.reword_words,
-                    "alignment": "levenshtein", "codes": "fmix64(word)>>48"}}
+                    "alignment": "levenshtein", "codes": "fmix64(word)>>48"},
+                "across_sites": None if not self.site_containment else {
+                    "containment": self.site_containment, "order": self.site_order,
+                    "min_words": MIN_CONTAINED_WORDS, "site": "registrable domain",
+                    "region_keys": "content region, 4/5 of the words at most"}}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> BagSignature:
         hashes = word_keys(words, hasher)
@@ -248,13 +343,37 @@ class BagMethod:
         subject = sorted(set(word_keys(words, hasher).tolist()))  # a few words: no numpy sort
         return dataclasses.replace(signature, subject=np.array(subject, np.uint64))
 
+    def with_site(
+        self, signature: BagSignature, site: str, region: Sequence[str],
+        hasher: ShingleHasher,
+    ) -> BagSignature:
+        """The signature with its page's site (text/site.py; "" unknown) and its content
+        region's words (empty: none apart from the whole text), for containment across sites."""
+        if not self.site_containment:
+            return signature
+        minimums = signature.region
+        if len(region) >= MIN_REGION_WORDS:
+            words, _ = bag_of(word_keys(region, hasher), self.max_words)
+            minimums = min_hashes(words, *self._family)
+        return dataclasses.replace(signature, site=_site_hash(site), region=minimums,
+                                   region_words=len(region) if minimums.size else 0)
+
     def twins(self, a: BagSignature, b: BagSignature) -> bool:
         """Two pages of one template, each about its own subject: never near-duplicates, whatever
-        any method's similarity (the verdict asks this of every match)."""
-        return template_twins(a, b, self.subject_margin, self.max_words)
+        any method's similarity (the verdict asks this of every match). By title (subject.py),
+        or, on one site, by content region: two of its pages whose running text is mostly the
+        site's (teasers, notes) and whose regions differ hold different articles."""
+        return template_twins(a, b, self.subject_margin, self.max_words) or (
+            bool(self.site_containment) and a.site == b.site != 0
+            and bool(a.region.size and b.region.size)
+            and resemblance(a.region, b.region) < REGION_RESEMBLANCE)
 
     def keys(self, signature: BagSignature) -> list[str]:
-        return band_keys(signature.minimums, self.bands)
+        keys = band_keys(signature.minimums, self.bands)
+        if signature.region_words >= MIN_CONTAINED_WORDS:  # one namespace: a region finds a
+            # whole page and the reverse
+            keys += [key for key in band_keys(signature.region, self.bands) if key not in keys]
+        return keys
 
     def encode(self, signature: BagSignature) -> dict[str, str]:
         return {
@@ -264,6 +383,9 @@ class BagMethod:
             "order": _b64(signature.order.astype(">u8")),
             "sequence": _b64(signature.sequence.astype(">u2")),
             "subject": _b64(signature.subject.astype(">u8")),
+            "site": f"{signature.site:016x}",
+            "region": _b64(signature.region.astype(">u8")),
+            "region_words": str(signature.region_words),
         }
 
     def decode(self, stored: object) -> BagSignature:
@@ -275,6 +397,9 @@ class BagMethod:
             np.frombuffer(base64.b64decode(stored["order"]), ">u8").astype(np.uint64),
             np.frombuffer(base64.b64decode(stored["sequence"]), ">u2").astype(np.uint16),
             np.frombuffer(base64.b64decode(stored.get("subject", "")), ">u8").astype(np.uint64),
+            int(stored.get("site", "0"), 16),
+            np.frombuffer(base64.b64decode(stored.get("region", "")), ">u8").astype(np.uint64),
+            int(stored.get("region_words", "0")),
         )
 
     def similarity(self, a: BagSignature, b: BagSignature) -> float:
@@ -288,15 +413,29 @@ class BagMethod:
         checks only narrow the match further)."""
         return self.threshold
 
+    def beyond_metric(self, signature: BagSignature) -> bool:
+        """A page with a site may match a page of another site by containment: a copy under
+        another site's chrome can be as far from its original as that chrome is long."""
+        return bool(self.site_containment and signature.site)
+
     def judge(self, a: BagSignature, b: BagSignature) -> tuple[float, bool]:
-        """Similarity and verdict in one pass: the order, rewording and twin checks only run on a
-        bag that already matches."""
+        """Similarity and verdict in one pass: the order, rewording, containment and twin checks
+        only run on a pair the cheaper ones leave open."""
         similarity = weighted_jaccard(a, b)
+        match = similarity >= self.threshold and (
+            resemblance(a.order, b.order) >= self.order_threshold or self._reworded(a, b))
         return similarity, (
-            similarity >= self.threshold
-            and (resemblance(a.order, b.order) >= self.order_threshold or self._reworded(a, b))
-            and not self.twins(a, b)
-        )
+            (match or self._copied_across_sites(a, b)) and not self.twins(a, b))
+
+    def _copied_across_sites(self, a: BagSignature, b: BagSignature) -> bool:
+        if not self.site_containment or a.site == b.site or not (a.site and b.site) \
+                or min(a.words.size, b.words.size) < MIN_CONTAINED_WORDS:
+            return False
+        if max(a.region_words, b.region_words) >= MIN_CONTAINED_WORDS and \
+                resemblance(a.content, b.content) >= CONTENT_RESEMBLANCE:
+            return True  # the article one page's chrome surrounds is the other's text
+        return (contained(a, b, self.max_words) >= self.site_containment
+                and sequence_contained(a.sequence, b.sequence) >= self.site_order)
 
     def _reworded(self, a: BagSignature, b: BagSignature) -> bool:
         return self.reword is not None and self.reword.reworded(a.sequence, b.sequence)
@@ -312,7 +451,15 @@ class BagMethod:
             "subject_words": [int(a.subject.size), int(b.subject.size)],
             "template_twins": self.twins(a, b),
             "edits": edit_pattern(a.sequence, b.sequence).as_dict(),
+            "other_sites": bool(a.site and b.site and a.site != b.site),
+            "containment": round(contained(a, b, self.max_words), 4),
+            "sequence_containment": round(sequence_contained(a.sequence, b.sequence), 4),
         }
+
+
+def _site_hash(site: str) -> int:
+    """A site as 64 bits (0 for none): xxh64, as the index stores it."""
+    return (xxhash.xxh64_intdigest(site.encode("utf-8")) or 1) if site else 0
 
 
 def _b64(values: npt.NDArray[np.generic]) -> str:

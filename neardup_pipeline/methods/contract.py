@@ -77,6 +77,14 @@ class HasMetricFloor(Protocol):
 
 
 @runtime_checkable
+class MatchesBeyondTheMetric(Protocol):
+    """Some pages may also match by a rule that is no metric (the bag's containment across
+    sites): for them the metric floor rules no cluster member out."""
+
+    def beyond_metric(self, signature: Any) -> bool: ...
+
+
+@runtime_checkable
 class CompletesFromCorpus(Protocol):
     """A signature made in two steps: `signature` from the words alone, then `complete` once
     the corpus's document frequencies are known. Fingerprints cannot then be computed ahead of
@@ -118,6 +126,17 @@ class UsesTitleSubject(Protocol):
 
 
 @runtime_checkable
+class ComparesAcrossSites(Protocol):
+    """The signature also holds the page's site (text/site.py) and its content region's lookup
+    keys (text/blocks.py): a copy under another site's chrome is found and matched apart from
+    that chrome."""
+
+    def with_site(
+        self, signature: Any, site: str, region: Sequence[str], hasher: ShingleHasher,
+    ) -> Any: ...
+
+
+@runtime_checkable
 class FindsTemplateTwins(Protocol):
     """Tells two pages of one template, each about its own subject, apart: such a pair is no
     near-duplicate whatever any method's similarity."""
@@ -132,10 +151,12 @@ class MethodCapabilities:
     method: Method
     one_pass: JudgesInOnePass | None = None
     metric_floor: float | None = None
+    beyond_metric: MatchesBeyondTheMetric | None = None
     completes: CompletesFromCorpus | None = None
     warms_up: WarmsUp | None = None
     learns_words: LearnsCorpusWords | None = None
     uses_subject: UsesTitleSubject | None = None
+    across_sites: ComparesAcrossSites | None = None
     finds_twins: FindsTemplateTwins | None = None
 
     @classmethod
@@ -144,12 +165,20 @@ class MethodCapabilities:
             method,
             one_pass=method if isinstance(method, JudgesInOnePass) else None,
             metric_floor=method.metric_floor() if isinstance(method, HasMetricFloor) else None,
+            beyond_metric=method if isinstance(method, MatchesBeyondTheMetric) else None,
             completes=method if isinstance(method, CompletesFromCorpus) else None,
             warms_up=method if isinstance(method, WarmsUp) else None,
             learns_words=method if isinstance(method, LearnsCorpusWords) else None,
             uses_subject=method if isinstance(method, UsesTitleSubject) else None,
+            across_sites=method if isinstance(method, ComparesAcrossSites) else None,
             finds_twins=method if isinstance(method, FindsTemplateTwins) else None,
         )
+
+    def floor_for(self, signature: Any) -> float | None:
+        """The metric floor pruning may use for this page's candidates (None: none)."""
+        if self.beyond_metric is not None and self.beyond_metric.beyond_metric(signature):
+            return None
+        return self.metric_floor
 
     def judge(self, a: Any, b: Any) -> tuple[float, bool]:
         """(similarity, near-duplicate?) of two signatures, in one pass where the method has one."""

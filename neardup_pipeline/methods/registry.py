@@ -27,6 +27,7 @@ def build_methods(
             order_threshold=bag.order_threshold, subject_margin=bag.subject_margin,
             reword=RewordRule(bag.reword_max_changed, bag.reword_max_run)
             if bag.reword_max_changed else None,
+            site_containment=bag.site_containment, site_order=bag.site_order,
         ),
         "simhash": lambda: SimhashMethod(shingle=config.simhash.shingle, k=config.simhash.k),
         "minhash": lambda: MinhashMethod(

@@ -52,7 +52,8 @@ cdef extern from "<dlfcn.h>" nogil:
 import threading
 
 from neardup_pipeline.text.blocks import (
-    CHROME_NAMED, CONTENT_NAMED, MAX_LINK_DENSITY, SHORT_WORDS,
+    CHROME_NAMED, CONTENT_NAMED, MAX_LINK_DENSITY, REGION_SHARE_DENOMINATOR,
+    REGION_SHARE_NUMERATOR, SHORT_WORDS,
 )
 from neardup_pipeline.text.htmltags import (
     BLOCK_TAGS, CHROME_NAME_STEMS, CONTENT_NAMES, CONTROL_TAGS, INVISIBLE_TAGS, LANDMARK_ROLES,
@@ -208,7 +209,7 @@ cdef struct Span:
     size_t end
     Py_ssize_t words
     Py_ssize_t link_words  # words that begin inside a link
-    bint structure  # some word in a list item, table cell or pre
+    int owner  # the innermost block element holding it (blocks.Block.owner)
 
 
 cdef class _Tree:
@@ -529,18 +530,20 @@ cdef class _Tree:
                 out[node] = 1
         return out
 
-    cdef str _block_text(self, vector[char]& gone):
-        """blocks.blocks_of and blocks.keeps: the kept blocks' text, joined by spaces."""
+    cdef tuple _block_text(self, vector[char]& gone):
+        """blocks.blocks_of and blocks.keeps: the kept blocks' text, joined by spaces, and the
+        content region's (`_kept_texts`)."""
         cdef string out
         out.reserve(self.texts.size())
         cdef vector[Span] spans
         cdef Span span
         span.start = span.end = 0
         span.words = span.link_words = 0
-        span.structure = False
         cdef bint space = False, entered
-        cdef int node = 0, links = 0, structures = 0
+        cdef int node = 0, links = 0
         cdef Py_ssize_t before
+        cdef vector[int] owners  # the open block elements, innermost last
+        owners.push_back(0)
         while node >= 0:
             entered = False
             if self.nodes[node].element:
@@ -550,12 +553,11 @@ cdef class _Tree:
                 else:
                     entered = True
                     if self._is(node, BLOCK):
-                        _close_span(spans, &span, out.size())
+                        _close_span(spans, &span, out.size(), owners.back())
+                        owners.push_back(node)
                         space = True
                     if self._is(node, ANCHOR):
                         links += 1
-                    if self._is(node, STRUCTURE):
-                        structures += 1
             else:
                 before = span.words
                 space = _append_words(out, <const unsigned char*>self.texts.data()
@@ -563,8 +565,6 @@ cdef class _Tree:
                                       &span)
                 if links and span.words > before:
                     span.link_words += span.words - before
-                if structures and span.end != out.size():
-                    span.structure = True
                 span.end = out.size()
             if entered and self.nodes[node].first_child >= 0:
                 node = self.nodes[node].first_child
@@ -572,12 +572,11 @@ cdef class _Tree:
             while True:  # leave the node, and every element it was the last child of
                 if self.nodes[node].element and (node == 0 or not gone[node]):
                     if self._is(node, BLOCK):
-                        _close_span(spans, &span, out.size())
+                        _close_span(spans, &span, out.size(), owners.back())
+                        owners.pop_back()
                         space = True
                     if self._is(node, ANCHOR):
                         links -= 1
-                    if self._is(node, STRUCTURE):
-                        structures -= 1
                 if node == 0:
                     node = -1
                     break
@@ -585,16 +584,68 @@ cdef class _Tree:
                     node = self.nodes[node].next
                     break
                 node = self.nodes[node].parent
-        _close_span(spans, &span, out.size())
-        return _kept_text(spans, out)
+        _close_span(spans, &span, out.size(), owners.back())
+        return self._kept_texts(spans, out)
+
+    cdef tuple _kept_texts(self, vector[Span]& spans, string& out):
+        """blocks.keeps over the blocks: their kept text joined by spaces, and the content
+        region's (blocks.content_region; "" when it holds REGION_SHARE of the kept words)."""
+        cdef vector[char] kept = vector[char](spans.size(), 0)
+        cdef vector[Py_ssize_t] credit = vector[Py_ssize_t](self.nodes.size(), 0)
+        cdef vector[int] credited
+        cdef size_t at
+        cdef int parent, grand, best = -1, node
+        cdef Py_ssize_t kept_words = 0, region_words = 0
+        for at in range(spans.size()):
+            if _density(spans[at]) <= _MAX_LINK_DENSITY and (
+                    spans[at].words > _SHORT_WORDS or self._in_structure(spans[at].owner)):
+                kept[at] = 1
+                kept_words += spans[at].words
+                parent = self.nodes[spans[at].owner].parent
+                if parent < 0:
+                    parent = spans[at].owner
+                if credit[parent] == 0:
+                    credited.push_back(parent)
+                credit[parent] += 2 * spans[at].words
+                grand = self.nodes[parent].parent
+                if grand >= 0:
+                    if credit[grand] == 0:
+                        credited.push_back(grand)
+                    credit[grand] += spans[at].words
+        for node in credited:
+            if best < 0 or credit[node] > credit[best] or (
+                    credit[node] == credit[best] and node < best):
+                best = node
+        cdef vector[char] inside = vector[char](spans.size(), 0)
+        for at in range(spans.size()):
+            if kept[at] and best >= 0 and self._within(spans[at].owner, best):
+                inside[at] = 1
+                region_words += spans[at].words
+        text = _joined(spans, kept, out)
+        if region_words * REGION_SHARE_DENOMINATOR >= kept_words * REGION_SHARE_NUMERATOR:
+            return text, ""
+        return text, _joined(spans, inside, out)
+
+    cdef bint _in_structure(self, int owner) noexcept:
+        """blocks.Block.structure: the block element holding it, or that element's parent, is a
+        list item, table cell, pre or heading."""
+        cdef int parent = self.nodes[owner].parent
+        return self._is(owner, STRUCTURE) or (parent >= 0 and self._is(parent, STRUCTURE))
+
+    cdef bint _within(self, int node, int ancestor) noexcept:
+        while node > ancestor:
+            node = self.nodes[node].parent
+        return node == ancestor
 
     def text(self, int chrome):
-        """(visible text with whitespace collapsed, whether the page marks its main content)."""
+        """(visible text with whitespace collapsed, whether the page marks its main content,
+        the content region's text: only at BLOCKS, "" otherwise or when it is all the text)."""
         if self.nodes.size() == 0:
-            return "", False
+            return "", False, ""
         cdef vector[char] gone = self.removed(chrome)
         if chrome == BLOCKS:
-            return self._block_text(gone), self.any_region
+            text, region = self._block_text(gone)
+            return text, self.any_region, region
         cdef string out
         out.reserve(self.texts.size())  # at most the page's text, whitespace collapsed
         cdef bint space = False, descend
@@ -614,7 +665,7 @@ cdef class _Tree:
             node = self._after(node, descend, &space)
         # (KEEP never looks for regions; any other level found them in removed())
         return (PyUnicode_DecodeUTF8(out.c_str(), out.size(), "replace"),
-                chrome != KEEP and self.any_region)
+                chrome != KEEP and self.any_region, "")
 
     cdef int _after(self, int node, bint descend, bint* space) noexcept:
         """_next_within, marking the end of each block element left on the way as a space."""
@@ -706,31 +757,31 @@ cdef bint _append_words(string& out, const unsigned char* text, size_t length, b
     return space
 
 
-cdef void _close_span(vector[Span]& spans, Span* span, size_t end) noexcept:
-    """End the block being read (kept when it has words) and start the next at `end`."""
+cdef void _close_span(vector[Span]& spans, Span* span, size_t end, int owner) noexcept:
+    """End the block being read (kept when it has words; `owner` the block element holding
+    it) and start the next at `end`."""
     if span.words:
         span.end = end
+        span.owner = owner
         spans.push_back(span[0])
     span.start = span.end = end
     span.words = span.link_words = 0
-    span.structure = False
 
 
 cdef double _density(const Span& span) noexcept:
     return <double>span.link_words / span.words if span.words else 0.0
 
 
-cdef str _kept_text(vector[Span]& spans, string& out):
-    """blocks.keeps over the blocks, their kept text joined by spaces."""
-    cdef string kept
+cdef str _joined(vector[Span]& spans, vector[char]& chosen, string& out):
+    """The chosen blocks' text, joined by spaces."""
+    cdef string joined
     cdef size_t at
     for at in range(spans.size()):
-        if _density(spans[at]) <= _MAX_LINK_DENSITY and (
-                spans[at].words > _SHORT_WORDS or spans[at].structure):
-            if kept.size():
-                kept.push_back(b" ")
-            kept.append(out, spans[at].start, spans[at].end - spans[at].start)
-    return PyUnicode_DecodeUTF8(kept.c_str(), kept.size(), "replace")
+        if chosen[at]:
+            if joined.size():
+                joined.push_back(b" ")
+            joined.append(out, spans[at].start, spans[at].end - spans[at].start)
+    return PyUnicode_DecodeUTF8(joined.c_str(), joined.size(), "replace")
 
 
 # --- libxml2 (lxml) -----------------------------------------------------------------------------

@@ -17,8 +17,10 @@ or dropped alike in both pages, whatever chrome surrounds them.
    at most a third of its words in links, and more than 16 words (`keeps`). Each block is judged
    alone: boilerpipe's own classifier also looks at the neighbours, which differ between a copy
    and its original at the article's edges and move when a page's paragraphs are reordered. A
-   block inside a list item, a table cell, <pre> or a heading with few links is kept however
-   short: a page's own lists, tables, code and headings.
+   block held by a list item, a table cell, <pre> or a heading (its own block element or that
+   element's parent) with few links is kept however short: a page's own lists, tables, code and
+   headings. A cell further up holds a layout table's column, not a structure of the article.
+4. The content region (`content_region`): the kept blocks of the element holding most of them.
 
 The caller (extract) falls back to the chromeless levels when fewer than MIN_BLOCK_WORDS words
 are kept: a page of short lines and links has no running text to find.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,6 +55,10 @@ from neardup_pipeline.text.tree import remove_keeping_tail
 # chrome; one of at most SHORT_WORDS words is not running text by itself.
 MAX_LINK_DENSITY = 1 / 3
 SHORT_WORDS = 16
+
+# A content region holding at least this share of the running text's words is that text: no
+# second reading (integers, so both walks decide alike).
+REGION_SHARE_NUMERATOR, REGION_SHARE_DENOMINATOR = 4, 5
 
 CHROME_NAMED = 1
 CONTENT_NAMED = 2
@@ -89,14 +96,15 @@ def _names_of(element: lxml.etree._Element) -> int:
 
 @dataclass(frozen=True)
 class Block:
-    """A run of text between block boundaries: its words, those beginning inside links, and
-    whether it lies in a structure (htmltags.STRUCTURE_TAGS: list item, table cell, pre,
-    heading)."""
+    """A run of text between block boundaries: its words, those beginning inside links,
+    whether a structure holds it (htmltags.STRUCTURE_TAGS: list item, table cell, pre, heading;
+    its owner or the owner's parent), and its owner: the innermost block element around it."""
 
     text: str
     words: int
     link_words: int
     structure: bool
+    owner: int = 0  # the innermost block element holding it, by document order (root: 0)
 
     @property
     def link_density(self) -> float:
@@ -140,14 +148,18 @@ def _role(element: lxml.etree._Element) -> str:
     return str(element.get("role", "")).strip().lower()
 
 
-def blocks_of(root: lxml.etree._Element) -> list[Block]:
-    """The blocks of a tree's text, in document order (step 2)."""
+def blocks_of(root: lxml.etree._Element) -> tuple[list[Block], list[int]]:
+    """The blocks of a tree's text, in document order (step 2), and each element's parent by
+    document order (-1 at the root), which `content_region` reads."""
     blocks: list[Block] = []
     pieces: list[str] = []
     linked: list[bool] = []
-    structure = [False]
+    parents: list[int] = []
+    structural: list[bool] = []  # by document order: a list item, table cell, pre, heading
+    owners = [0]  # the open block elements, innermost last
 
     def close() -> None:
+        owner = owners[-1]
         text = "".join(pieces)
         starts = [0]
         for piece in pieces:
@@ -157,39 +169,83 @@ def blocks_of(root: lxml.etree._Element) -> list[Block]:
             words += 1
             link_words += linked[bisect_right(starts, token.start()) - 1]
         if words:
-            blocks.append(Block(" ".join(text.split()), words, link_words, structure[0]))
+            structure = structural[owner] or (parents[owner] >= 0
+                                              and structural[parents[owner]])
+            blocks.append(Block(" ".join(text.split()), words, link_words, structure, owner))
         pieces.clear()
         linked.clear()
-        structure[0] = False
 
-    def add(text: str | None, in_link: bool, in_structure: bool) -> None:
+    def add(text: str | None, in_link: bool) -> None:
         if text:
             pieces.append(text)
             linked.append(in_link)
-            if in_structure and not text.isspace():
-                structure[0] = True
 
-    def walk(element: lxml.etree._Element, in_link: bool, in_structure: bool) -> None:
+    def walk(element: lxml.etree._Element, parent: int, in_link: bool) -> None:
+        index = len(parents)
+        parents.append(parent)
+        structural.append(element.tag in _STRUCTURE_SET)
         block = element.tag in _BLOCK_SET
         if block:
             close()
+            owners.append(index)
         in_link = in_link or element.tag == "a"
-        in_structure = in_structure or element.tag in _STRUCTURE_SET
-        add(element.text, in_link, in_structure)
+        add(element.text, in_link)
         for child in element:
-            walk(child, in_link, in_structure)
-            add(child.tail, in_link, in_structure)
+            walk(child, index, in_link)
+            add(child.tail, in_link)
         if block:
             close()
+            owners.pop()
 
-    walk(root, False, False)
+    walk(root, -1, False)
     close()
-    return blocks
+    return blocks, parents
 
 
-def block_text(root: lxml.etree._Element, roles: bool) -> str:
-    """The running text of a stripped tree (the module docstring's steps 1-3); the tree loses
-    its chrome."""
+def content_region(blocks: Sequence[Block], kept: Sequence[bool],
+                   parents: Sequence[int]) -> tuple[int, int]:
+    """The kept blocks of the element that holds most of the page's running text, as a range
+    of block indexes: Readability's choice (each kept block credits its words to its block
+    element's parent and half to its grandparent; the best element wins, the first of equals),
+    its region every kept block inside that element. The page's article, when other running
+    text (teasers, comments, a host site's own notes) lies around it."""
+    credit: dict[int, int] = defaultdict(int)
+    for block, keep in zip(blocks, kept, strict=True):
+        if keep:
+            parent = parents[block.owner] if parents[block.owner] >= 0 else block.owner
+            credit[parent] += 2 * block.words
+            if parents[parent] >= 0:
+                credit[parents[parent]] += block.words
+    if not credit:
+        return 0, 0
+    best = min(credit, key=lambda element: (-credit[element], element))
+    first = last = -1
+    for n, (block, keep) in enumerate(zip(blocks, kept, strict=True)):
+        if keep and _inside(block.owner, best, parents):
+            if first < 0:
+                first = n
+            last = n
+    return first, last + 1
+
+
+def _inside(element: int, ancestor: int, parents: Sequence[int]) -> bool:
+    while element > ancestor:
+        element = parents[element]
+    return element == ancestor
+
+
+def block_text(root: lxml.etree._Element, roles: bool) -> tuple[str, str]:
+    """The running text of a stripped tree (the module docstring's steps 1-3) and its content
+    region's (`content_region`; "" when that is the whole running text); the tree loses its
+    chrome."""
     drop_block_chrome(root, roles)
-    blocks = blocks_of(root)
-    return " ".join(b.text for b, keep in zip(blocks, keeps(blocks), strict=True) if keep)
+    blocks, parents = blocks_of(root)
+    kept = keeps(blocks)
+    text = " ".join(b.text for b, keep in zip(blocks, kept, strict=True) if keep)
+    first, end = content_region(blocks, kept, parents)
+    region = [b for b, keep in zip(blocks[first:end], kept[first:end], strict=True) if keep]
+    kept_words = sum(b.words for b, keep in zip(blocks, kept, strict=True) if keep)
+    if sum(b.words for b in region) * REGION_SHARE_DENOMINATOR >= \
+            kept_words * REGION_SHARE_NUMERATOR:
+        return text, ""
+    return text, " ".join(b.text for b in region)

@@ -40,14 +40,16 @@ class Chrome(enum.IntEnum):
 
 def python_walk(
     root: lxml.etree._Element, chrome: Chrome, roles: bool, read_limit: int,
-) -> tuple[str, bool]:
-    """(text, whether the page marks its main content: see drop_chrome) of a stripped tree at
-    one chrome level, in Python; the tree loses its chrome. The reference `_textwalk` follows."""
+) -> tuple[str, bool, str]:
+    """(text, whether the page marks its main content: see drop_chrome, the content region's
+    text: blocks.block_text, at BLOCKS only) of a stripped tree at one chrome level, in Python;
+    the tree loses its chrome. The reference `_textwalk` follows."""
     if chrome == Chrome.BLOCKS:
         with_role: list[lxml.etree._Element] = _HAS_ROLE(root) if roles else []  # type: ignore[assignment]
         marked = next(root.iter(*MAIN_TAGS), None) is not None or any(
             _role(e) == "main" for e in with_role)
-        return block_text(root, roles), marked
+        text, region = block_text(root, roles)
+        return text, marked, region
     marked = False
     if chrome:
         marked = drop_chrome(root, links=chrome >= Chrome.LINKS_BEFORE_TITLE, roles=roles,
@@ -58,7 +60,7 @@ def python_walk(
     for block in root.iter(*BLOCK_TAGS):
         block.text = " " + block.text if block.text else " "
         block.tail = " " + block.tail if block.tail else " "
-    return collapse_spaces(STRING_VALUE(root)), marked
+    return collapse_spaces(STRING_VALUE(root)), marked, ""
 
 
 def drop_chrome(

@@ -84,6 +84,9 @@ class ExtractedText:
     encoding: str | None
     parser: str  # "lxml", "bs4", "scan" (above the tag cap) or "text"
     truncated: bool
+    # The running text's content region (blocks.content_region) when it is a part of `text`
+    # (under four fifths of its words): what another site's copy of the page shares with it.
+    region: str = ""
 
 
 def _parser() -> lxml.etree.HTMLParser:
@@ -164,8 +167,9 @@ def html_to_text(
     roles = chromeless and has_role  # (a regex for the attribute costs a scan as long)
     levels = _CHROMELESS_LEVELS if chromeless else (Chrome.KEEP,)
     read_by = "lxml"
+    region = ""
     try:
-        title, text = _tree_text_at(data, levels, roles)
+        title, text, region = _tree_text_at(data, levels, roles)
     except (lxml.etree.ParserError, ValueError, RecursionError):
         html = _CONTROL.sub(" ", html)
         if len(html) > MAX_BS4_BYTES:
@@ -174,11 +178,12 @@ def html_to_text(
         else:
             title, text = _bs4_text(html)
             read_by = "bs4"
-    return ExtractedText(text, title, used_encoding, read_by, truncated)
+    return ExtractedText(text, title, used_encoding, read_by, truncated, region)
 
 
-def _tree_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple[str, str]:
-    """(title, text) of UTF-8 markup at the first of `levels` that leaves enough text.
+def _tree_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple[str, str, str]:
+    """(title, text, content region) of UTF-8 markup at the first of `levels` that leaves
+    enough text (the region: only when that is the running text).
 
     The running text (Chrome.BLOCKS) is enough when it has MIN_BLOCK_WORDS words. The page
     without its chrome (Chrome.LINKS) is enough when it has MIN_CHROMELESS_WORDS words or the
@@ -197,18 +202,18 @@ def _tree_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple
         native = NATIVE_WALK and textwalk is not None
         root, title = _lxml_tree(data, strip=not native)  # the C++ walk skips them itself
         if root is None:
-            return "", ""
+            return "", "", ""
         if native:
             walk = textwalk.chrome_walk(root, roles, read_limit)
-    text = ""
+    text = region = ""
     for n, level in enumerate(levels):
         if walk is not None:
-            text, marked = walk.text(level)
+            text, marked, region = walk.text(level)
         else:
             if n:  # the Python walk removes the chrome from the tree: a fresh one
                 root, _ = _lxml_tree(data)
             assert root is not None  # the Python walk reads lxml's tree only
-            text, marked = python_walk(root, level, roles, read_limit)
+            text, marked, region = python_walk(root, level, roles, read_limit)
         if n == len(levels) - 1:
             break
         if level == Chrome.BLOCKS:
@@ -220,7 +225,7 @@ def _tree_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple
                 break
         elif text:
             break
-    return title, text
+    return title, text, region
 
 
 def _lxml_tree(data: bytes, strip: bool = True) -> tuple[lxml.etree._Element | None, str]:

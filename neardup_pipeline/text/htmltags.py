@@ -41,11 +41,12 @@ PAGE_ROOT_TAGS: tuple[str, ...] = ("html", "body")  # never chrome by their name
 # Readability and trafilatura drop by name); lower-case ASCII, matched as word prefixes.
 CHROME_NAME_STEMS: tuple[str, ...] = (
     "comment", "share", "social", "cookie", "consent", "newsletter", "subscri", "related",
-    "breadcrumb", "pagination", "sponsor", "advert", "popup", "modal", "sidebar", "widget",
+    "breadcrumb", "pagination", "sponsor", "advert", "popup", "modal", "sidebar",
     "banner", "footer",
 )
 # A word of an element's class or id equal to one of these names it content: an element named
-# as chrome that holds one is a layout box around the article ("widget Blog" around "post-body").
+# as chrome that holds one is a layout box around the article ("sidebar-layout" around
+# "post-body"). Not "widget": page builders (Elementor) call every box of a page one.
 CONTENT_NAMES: frozenset[str] = frozenset(
     {"article", "content", "main", "post", "entry", "story", "body", "text"}
 )

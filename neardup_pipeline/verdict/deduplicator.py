@@ -116,7 +116,7 @@ class Deduplicator:
                 matches[cluster] = match
             if entry is not None and members[0] == cluster and sims:
                 originals[cluster] = (sims, entry.meta.get("content_hash"))
-        floors = {name: caps.metric_floor
+        floors = {name: caps.floor_for(fp.signatures[name])
                   for name, caps in self.fingerprinter.capabilities.items()
                   if name in fp.signatures}
         unmatched = {
