@@ -1,30 +1,44 @@
-"""Passage alignment: the shingles two texts share, chained into passages.
+"""Passage alignment: seeds the two texts share, extended word by word, chained into passages.
 
-Every shingle of the suspect is matched against every shingle of one candidate source (a binary
-search in the source's sorted hashes), then matches are chained in suspect order: a match joins
-the open passage nearest its diagonal when it lies within `max_gap` unmatched words of it in both
-texts, so a deleted or inserted clause, a revised word (it breaks only the `shingle` shingles
-that hold it) or two clauses swapped within the gap keep one passage. A passage is kept when it
-matches at least `min_words` words in each text, and at least `min_density` of the words it
-spans in each.
+Seeds are the `shingle`-word runs a suspect shares with one candidate source (every suspect
+shingle against every shingle of the source, a binary search in its sorted hashes). Each seed is
+extended along its diagonal in both directions as BLAST extends a word hit (Altschul et al., J.
+Mol. Biol. 1990): a word that matches scores +1, one that differs -1, and the extension stops once
+the score falls more than `_X_DROP` below its best, ending at its last match at the best. A word
+replaced by a synonym breaks the `shingle` shingles that hold it, but costs the extension one
+word: the words on either side of it still count.
+
+Segments are then chained in suspect order: one joins a passage when it starts within `max_gap`
+words of the passage's end in the suspect, and its source words lie within `max_gap` words of
+the passage's in either order, so a cut clause, an inserted phrase, a word count changed by a
+revision (a new diagonal) or two clauses swapped keep one passage; a segment over words the
+passage holds already (the same words faced with a second place of the source) starts its own.
+A passage is kept when it matches at least `min_words` words in each text, and at least
+`min_density` of the words it spans in each; once a source has such a passage, its other
+passages need only half as many words (the source is known to be reused).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from neardup_pipeline.reuse.settings import ReuseSettings
+from neardup_pipeline.reuse.tokens import Tokens
 from neardup_pipeline.sketch.rabin import U64Array
 
 _MAX_REPEATS = 16  # occurrences of one shingle in a source that are tried (a refrain, a chorus)
+# Mismatched words an extension may cross before stopping: two revised words side by side. On
+# unrelated text the extension gains a chance match one word in hundreds, and stops.
+_X_DROP = 2
 
 
 @dataclass(frozen=True)
 class WordPassage:
     """A passage in word positions: suspect [start, end) copies source [source_start,
-    source_end); `matched` of the suspect's words in it are in matching shingles."""
+    source_end); `matched` words of it are equal in both (each text's words counted once)."""
 
     start: int
     end: int
@@ -33,40 +47,34 @@ class WordPassage:
     matched: int
 
 
-class _Chain:
-    __slots__ = ("covered_to", "first", "j_last", "j_max", "j_min", "js", "last", "matched")
+class _Segment(NamedTuple):
+    """An extended seed: suspect words [start, end) face source words [start + shift, end +
+    shift); `pairs` are the (suspect, source) positions of the words that match."""
+
+    start: int
+    end: int
+    shift: int
+    pairs: list[tuple[int, int]]
 
 
-    def __init__(self, i: int, j: int, k: int) -> None:
-        self.first = self.last = i
-        self.j_min = self.j_max = self.j_last = j
-        self.covered_to = i + k
-        self.matched = k
-        self.js = [j]
+@dataclass
+class _Group:
+    """Segments chained into one passage: its extent in both texts, its matched words."""
 
-    def extend(self, i: int, j: int, k: int) -> None:
-        self.matched += max(0, i + k - max(self.covered_to, i))
-        self.covered_to = max(self.covered_to, i + k)
-        self.last, self.j_last = i, j
-        self.j_min, self.j_max = min(self.j_min, j), max(self.j_max, j)
-        self.js.append(j)
+    start: int
+    end: int
+    source_start: int
+    source_end: int
+    suspect_words: set[int] = field(default_factory=set)
+    source_words: set[int] = field(default_factory=set)
 
-    def absorb(self, other: _Chain) -> None:
-        """Take in a chain that follows this one in the suspect (a clause moved, a second
-        chain past a larger edit)."""
-        self.matched += max(0, other.covered_to - max(self.covered_to, other.first))
-        self.covered_to = max(self.covered_to, other.covered_to)
-        self.last = max(self.last, other.last)
-        self.j_min, self.j_max = min(self.j_min, other.j_min), max(self.j_max, other.j_max)
-        self.js.extend(other.js)
-
-    def source_matched(self, k: int) -> int:
-        """Source words in the chain's matches (a phrase the suspect repeats counts once)."""
-        covered, end = 0, -1
-        for j in sorted(self.js):
-            covered += j + k - max(end, j)
-            end = j + k
-        return covered
+    def add(self, pairs: list[tuple[int, int]]) -> None:
+        for i, j in pairs:
+            self.start, self.end = min(self.start, i), max(self.end, i + 1)
+            self.source_start, self.source_end = min(self.source_start, j), max(
+                self.source_end, j + 1)
+            self.suspect_words.add(i)
+            self.source_words.add(j)
 
 
 def matches(suspect: U64Array, source: U64Array) -> tuple[list[int], list[int]]:
@@ -82,62 +90,91 @@ def matches(suspect: U64Array, source: U64Array) -> tuple[list[int], list[int]]:
     return i.tolist(), j.tolist()
 
 
-def align(suspect: U64Array, source: U64Array, settings: ReuseSettings) -> list[WordPassage]:
-    """The passages of `suspect` (shingle hashes) copied from `source`, in suspect order,
-    none overlapping another by more than half of its words."""
-    k, reach = settings.shingle, settings.max_gap + settings.shingle
-    open_chains: list[_Chain] = []
-    done: list[_Chain] = []
-    for i, j in zip(*matches(suspect, source), strict=True):
-        best, best_cost = None, reach + 1
-        still_open = []
-        for chain in open_chains:
-            if i - chain.last > reach:
-                done.append(chain)
-                continue
-            still_open.append(chain)
-            if chain.j_min - reach <= j <= chain.j_max + reach and (i, j) != (chain.last,
-                                                                           chain.j_last):
-                cost = abs((j - chain.j_last) - (i - chain.last))
-                if cost < best_cost:
-                    best, best_cost = chain, cost
-        open_chains = still_open
-        if best is None:
-            open_chains.append(_Chain(i, j, k))
+def _reach(a: list[int], b: list[int], i: int, j: int, step: int) -> int:
+    """Words the extension from (i, j) on, by `step` (1 or -1), keeps: up to its last match
+    at its best score."""
+    score = best = reach = steps = 0
+    while 0 <= i < len(a) and 0 <= j < len(b):
+        steps += 1
+        if a[i] == b[j]:
+            score += 1
+            if score >= best:
+                best, reach = score, steps
         else:
-            best.extend(i, j, k)
-    done.extend(open_chains)
-    passages = []
-    for c in _merged(done, k, reach):
-        matched = min(c.matched, c.source_matched(k)) if c.matched >= settings.min_words else 0
-        if matched >= settings.min_words and matched >= settings.min_density * max(
-                c.last + k - c.first, c.j_max + k - c.j_min):
-            passages.append(WordPassage(c.first, c.last + k, c.j_min, c.j_max + k, matched))
-    return _disjoint(passages)
-
-
-def _merged(chains: list[_Chain], k: int, reach: int) -> list[_Chain]:
-    """Chains that follow each other within `reach` words in the suspect, and whose source
-    ranges lie within `reach` words of each other in either order, as one: clauses swapped,
-    or two runs on either side of an edit larger than the gap."""
-    groups: list[_Chain] = []
-    for c in sorted(chains, key=lambda c: (c.first, c.j_min)):
-        for g in reversed(groups[-4:]):
-            apart = max(c.j_min - (g.j_max + k), g.j_min - (c.j_max + k))
-            if c.first - g.covered_to <= reach - k and apart <= reach - k:
-                g.absorb(c)
+            score -= 1
+            if best - score > _X_DROP:
                 break
-        else:
-            groups.append(c)
-    return groups
+        i, j = i + step, j + step
+    return reach
+
+
+def segments(suspect: Tokens, source: Tokens, k: int) -> list[_Segment]:
+    """Every seed extended, in suspect order."""
+    a, b = suspect.hashes.tolist(), source.hashes.tolist()
+    # A seed inside a segment already extended on its diagonal, or whose two words face each
+    # other in the last segment over the suspect word (a phrase the segment repeats, a
+    # refrain), is not extended again: repetitive texts stay linear.
+    facing: list[tuple[int, int]] = [(0, 0)] * len(a)
+    reached: dict[int, int] = {}  # diagonal -> end of the last segment on it
+    found = []
+    for i, j in zip(*matches(suspect.shingles, source.shingles), strict=True):
+        shift = j - i
+        if facing[i][0] <= j < facing[i][1] or i < reached.get(shift, -1):
+            continue
+        start = i - _reach(a, b, i - 1, j - 1, -1)
+        end = i + k + _reach(a, b, i + k, j + k, 1)
+        reached[shift] = end
+        facing[start:end] = [(start + shift, end + shift)] * (end - start)
+        found.append(_Segment(start, end, shift, [(n, n + shift) for n in range(start, end)
+                                                  if a[n] == b[n + shift]]))
+    return found
+
+
+def align(suspect: Tokens, source: Tokens, settings: ReuseSettings) -> list[WordPassage]:
+    """The passages of `suspect` copied from `source`, in suspect order, none overlapping
+    another by more than half of its words."""
+    gap = settings.max_gap
+    open_groups: list[_Group] = []
+    done: list[_Group] = []
+    for segment in sorted(segments(suspect, source, settings.shingle),
+                          key=lambda s: (s.start, s.shift)):
+        low, high = segment.start + segment.shift, segment.end + segment.shift
+        best, best_apart = None, gap + 1
+        still_open = []
+        for g in open_groups:
+            if segment.start - g.end > gap:
+                done.append(g)
+                continue
+            still_open.append(g)
+            if segment.end <= g.end:
+                continue  # words the passage holds already, faced with other source words
+            apart = max(low - g.source_end, g.source_start - high)
+            if apart < best_apart:
+                best, best_apart = g, apart
+        open_groups = still_open
+        if best is None:
+            best = _Group(segment.start, segment.end, low, high)
+            open_groups.append(best)
+        best.add(segment.pairs)
+    done.extend(open_groups)
+    found = []
+    for g in done:
+        matched = min(len(g.suspect_words), len(g.source_words))
+        if matched >= settings.min_density * max(g.end - g.start, g.source_end - g.source_start):
+            found.append(WordPassage(g.start, g.end, g.source_start, g.source_end, matched))
+    if not any(p.matched >= settings.min_words for p in found):
+        return []
+    floor = (settings.min_words + 1) // 2
+    return _disjoint([p for p in found if p.matched >= floor])
 
 
 def _disjoint(passages: list[WordPassage]) -> list[WordPassage]:
-    """The best-matched passages first; one that overlaps a kept one by more than half its
-    words is the same suspect text aligned to a second place of the source, and is dropped."""
+    """The best-matched passages first; one whose words are more than half in kept ones is the
+    same suspect text aligned to a second place of the source, and is dropped."""
     kept: list[WordPassage] = []
+    covered = np.zeros(max((p.end for p in passages), default=0), dtype=bool)
     for p in sorted(passages, key=lambda p: (-p.matched, p.start, p.source_start)):
-        overlap = sum(max(0, min(p.end, q.end) - max(p.start, q.start)) for q in kept)
-        if 2 * overlap <= p.end - p.start:
+        if 2 * int(covered[p.start : p.end].sum()) <= p.end - p.start:
             kept.append(p)
+            covered[p.start : p.end] = True
     return sorted(kept, key=lambda p: (p.start, p.source_start))

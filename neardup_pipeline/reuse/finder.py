@@ -67,8 +67,11 @@ class ReuseFinder:
     def _find(self, tokens: Tokens) -> list[SourceReuse]:
         if len(tokens.shingles) == 0:
             return []
-        kept = winnow(tokens.shingles, self.settings.window)
-        postings = self.index.postings(tokens.shingles[kept], tokens.language)
+        # Every distinct shingle of the suspect, not only its winnowed ones: a source is a
+        # candidate when any shingle the two share is one kept for it. Winnowing the suspect
+        # too would need a shared run long enough (window + shingle - 1 words) for both to
+        # keep the same one, which a revision with a synonym every few words rarely leaves.
+        postings = self.index.postings(np.unique(tokens.shingles), tokens.language)
         if len(postings.source) == 0:
             return []
         # rank sources by the distinct fingerprints they share with the suspect
@@ -78,7 +81,7 @@ class ReuseFinder:
         found = []
         for number in ranked.tolist():
             source_id, source = self.index.source(number)
-            passages = align(tokens.shingles, source.shingles, self.settings)
+            passages = align(tokens, source, self.settings)
             if passages:
                 found.append(_reuse(source_id, passages, tokens, source))
         return found

@@ -17,8 +17,9 @@ class ReuseSettings:
 
     shingle: int = 3  # words per shingle: one revised word breaks only `shingle` of them
     window: int = 4  # winnowing window: any shared run of window + shingle - 1 words is seen
-    min_words: int = 7  # matched content words a passage needs (about one sentence)
-    max_gap: int = 6  # content words between two matches of one passage, in either text
+    min_words: int = 7  # matched content words a passage needs (about one sentence); a
+    # source that has one such passage keeps its others down to half as many
+    max_gap: int = 6  # content words between two pieces of one passage, in either text
     min_density: float = 0.5  # share of a passage's suspect words that match the source
     max_candidates: int = 100  # sources aligned per suspect, most shared fingerprints first
     language: str | None = None  # ISO 639-1 for every text; None: detected per text

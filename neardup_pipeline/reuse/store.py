@@ -3,8 +3,9 @@ then queried by any number of runs (`neardup reuse --index`), and read by `neard
 the sources' texts.
 
 `fingerprints` maps each winnowed hash to its (source, word position); `sources` keeps each
-source's id, its shingle hashes and word spans (what alignment reads) and its text (zlib), so
-that a query reads no source file. Hashes are stored as signed 64-bit integers (SQLite's).
+source's id, its word and shingle hashes and word spans (what alignment reads) and its text
+(zlib), so that a query reads no source file. Hashes are stored as signed 64-bit integers
+(SQLite's).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ CREATE TABLE IF NOT EXISTS reuse_sources (
     num INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
     language TEXT,
+    words BLOB NOT NULL,
     shingles BLOB NOT NULL,
     spans BLOB NOT NULL,
     text BLOB NOT NULL
@@ -60,8 +62,13 @@ class SqlitePassageIndex:
             else:
                 self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
             self._db.execute("SELECT 1 FROM reuse_sources LIMIT 1").fetchall()
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(reuse_sources)")}
         except sqlite3.DatabaseError as exc:
             raise IndexFailure(f"{self.path} is not a neardup reuse index: {exc}") from exc
+        if "words" not in columns:
+            self._db.close()
+            raise IndexFailure(f"{self.path} is a reuse index of an earlier format (no word "
+                               "hashes): build it again with `neardup reuse index`")
         self._read_only = not create
         self._languages: set[str | None] | None = None
         self._cache: dict[int, tuple[str, Tokens]] = {}
@@ -82,9 +89,10 @@ class SqlitePassageIndex:
     def add(self, doc_id: str, tokens: Tokens, fingerprints: I64Array, text: str) -> bool:
         spans = np.stack([tokens.starts, tokens.ends]).astype(np.int64)
         cursor = self._db.execute(
-            "INSERT OR IGNORE INTO reuse_sources (id, language, shingles, spans, text) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (doc_id, tokens.language, tokens.shingles.tobytes(), spans.tobytes(),
+            "INSERT OR IGNORE INTO reuse_sources (id, language, words, shingles, spans, text) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (doc_id, tokens.language, tokens.hashes.tobytes(), tokens.shingles.tobytes(),
+             spans.tobytes(),
              zlib.compress(text.encode("utf-8"))),
         )
         if cursor.rowcount == 0:
@@ -129,10 +137,11 @@ class SqlitePassageIndex:
     def source(self, number: int) -> tuple[str, Tokens]:
         found = self._cache.get(number)
         if found is None:
-            row = self._db.execute("SELECT id, language, shingles, spans FROM reuse_sources "
-                                   "WHERE num = ?", (number,)).fetchone()
-            spans = np.frombuffer(row[3], dtype=np.int64).reshape(2, -1)
-            tokens = Tokens(np.frombuffer(row[2], dtype=np.uint64), spans[0], spans[1], row[1])
+            row = self._db.execute("SELECT id, language, words, shingles, spans FROM "
+                                   "reuse_sources WHERE num = ?", (number,)).fetchone()
+            spans = np.frombuffer(row[4], dtype=np.int64).reshape(2, -1)
+            tokens = Tokens(np.frombuffer(row[2], dtype=np.uint64),
+                            np.frombuffer(row[3], dtype=np.uint64), spans[0], spans[1], row[1])
             found = self._cache[number] = (row[0], tokens)
             if len(self._cache) > 10_000:  # a run over many suspects: start again
                 self._cache = {number: found}

@@ -3,8 +3,11 @@ to the exact characters of the text the caller gave.
 
 The words follow the project's rules (text/normalize.py): word characters (\\w), NFKC and
 casefold, the language's stop words out, Snowball stems. They are applied token by token on the
-original text, where `Normalizer` reads a folded copy whose offsets differ; the shingle hashes
-are the project's Rabin fingerprints (sketch/shingles.py).
+original text, where `Normalizer` reads a folded copy whose offsets differ; the word and shingle
+hashes are the project's Rabin fingerprints (sketch/shingles.py). Numbers and one-character
+tokens are not content words either: a list's numbering, a table of figures, a calendar or an
+elided article (Catalan l', d') would pair unrelated texts (English's stop words hold every
+letter already).
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ _CACHE_LIMIT = 500_000  # tokens per rule set before the cache starts again
 
 @dataclass(frozen=True)
 class Tokens:
-    """Content words of a text: shingle hashes, and each word's [start, end) in the text."""
+    """Content words of a text: word and shingle hashes, and each word's [start, end) in the
+    text."""
 
+    hashes: U64Array  # hash of each word
     shingles: U64Array  # hash of the `shingle`-word run starting at each word (none if shorter)
     starts: I64Array
     ends: I64Array
@@ -51,7 +56,8 @@ class Tokens:
 
 
 class _WordRules:
-    """token -> canonical stem, or "" for a stop word; cached, as tokens repeat across texts."""
+    """token -> canonical stem, or "" for a word that is not a content word; cached, as tokens
+    repeat across texts."""
 
     def __init__(self, language: str | None, stopwords: bool, stem: bool) -> None:
         algorithm = SNOWBALL_LANGUAGES.get(language or "") if stem else None
@@ -75,7 +81,7 @@ class _WordRules:
     def _canonical(self, token: str) -> str:
         # NFKC may split a token into several runs (a vulgar fraction): they stay one word.
         word = "".join(_TOKEN.findall(canonical_text(token)))
-        if not word or word in self._stops:
+        if len(word) < 2 or word.isdigit() or word in self._stops:
             return ""
         return self._stemmer.stemWord(word) if self._stemmer is not None else word
 
@@ -118,14 +124,12 @@ def content_words(words: Words, language: str | None, settings: ReuseSettings) -
     kept = [n for n, stem in enumerate(stems) if stem]
     bounds = words.spans[kept]
     content = [stems[n] for n in kept]
-    return Tokens(_shingles(content, settings.shingle), bounds[:, 0].copy(), bounds[:, 1].copy(),
-                  language)
-
-
-def _shingles(words: list[str], size: int) -> U64Array:
-    if len(words) < size:
-        return np.empty(0, dtype=np.uint64)
-    return _HASHER.shingle_hashes(words, size)
+    if len(content) < settings.shingle:
+        shingles = np.empty(0, dtype=np.uint64)
+    else:
+        shingles = _HASHER.shingle_hashes(content, settings.shingle)
+    return Tokens(_HASHER.word_hashes(content) if content else np.empty(0, dtype=np.uint64),
+                  shingles, bounds[:, 0].copy(), bounds[:, 1].copy(), language)
 
 
 def text_language(text: str, settings: ReuseSettings) -> str | None:
