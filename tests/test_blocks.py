@@ -97,6 +97,22 @@ def test_an_article_under_another_sites_chrome_reads_as_the_same_blocks() -> Non
         or len(set(own.split()) & set(host.split())) < 0.2 * len(set(own.split()))
 
 
+def test_a_structure_holds_its_own_blocks_not_a_layout_tables_column() -> None:
+    """A short line in a list item or a cell is the page's own list or table; a short line
+    three blocks down a layout table's cell is judged as any block (an article under an old
+    site's table layout reads as it does elsewhere)."""
+    prose = " ".join(f"word{n}" for n in range(20))
+    own = (f"<html><body><p>{prose}</p><ul><li><p>a short item</p></li></ul>"
+           "<table><tr><td>a short cell</td></tr></table></body></html>")
+    text = html_to_text(own, chromeless=True).text
+    assert "a short item" in text and "a short cell" in text
+    layout = (f"<html><body><table><tr><td><div id='content'><div class='post'><p>{prose}</p>"
+              "<p>a short line</p></div></div></td></tr></table></body></html>")
+    assert "a short line" not in html_to_text(layout, chromeless=True).text
+    both_walks(own.encode(), (Chrome.BLOCKS,))
+    both_walks(layout.encode(), (Chrome.BLOCKS,))
+
+
 def test_a_page_with_little_running_text_is_read_without_its_chrome_instead() -> None:
     cells = "".join(f"<tr><td><a href='/f{i}'>f{i}</a></td><td>x</td></tr>" for i in range(5))
     page = (f"<html><body><nav><a href='/'>Home</a></nav><h1>Functions</h1><table>{cells}"
