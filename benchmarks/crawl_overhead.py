@@ -4,7 +4,7 @@ Usage: python benchmarks/crawl_overhead.py [--pages 10000] [--timeout 900] [--co
                                            [--extra-methods simhash ...] [--in-thread]
                                            [--python-walk] [--rounds N]
                                            [--server nginx|python]
-                                           [--backend sqlite|http://HOST:9200]
+                                           [--backend sqlite|http://HOST:9200 ...]
 
 Generates a site of --pages pages from the real pages of ../shared/data (the PostgreSQL 15.18 and
 15.20 manuals and the installation guide in all its languages: each page keeps its body, loses its
@@ -20,6 +20,8 @@ a site's server is not the crawler's to pay for) or by a ThreadingHTTPServer in 
 - on: a fresh SQLite index (--backend sqlite, the default) or a fresh Elasticsearch fingerprint
   index (--backend URL: a `neardup-bench-crawl-*` index per run, deleted after it), the default
   methods and action (pages fingerprinted in a child process, NEARDUP_FINGERPRINT_PROCESSES=1);
+  several --backend values run every "on" mode once per backend, in the same round
+  (`--backend sqlite http://127.0.0.1:9200`: SQLite and Elasticsearch side by side);
 - on (in-thread) with --in-thread: the same, fingerprinted in the pipeline's worker thread
   inside the crawler's process (NEARDUP_FINGERPRINT_PROCESSES=0);
 - on (Python walk) with --python-walk: the defaults with the pure-Python walk of the page tree
@@ -73,7 +75,8 @@ _HREF = re.compile(rb"\shref\s*=", re.I)
 STAT_KEYS = (
     "response_received_count", "item_scraped_count", "item_dropped_count", "elapsed_time_seconds",
     "finish_reason", "neardup/checked", "neardup/duplicates", "neardup/dropped",
-    "neardup/errors", "neardup/no_text", "memusage/max",
+    "neardup/errors", "neardup/no_text", "neardup/batch/lookups", "neardup/batch/pages",
+    "memusage/max",
 )
 
 
@@ -322,6 +325,25 @@ def _per_page(seconds: float | None, pages: int) -> str:
     return f"{1000 * seconds / pages:.2f}" if seconds and pages else "-"
 
 
+def on_backends(
+    modes: Sequence[tuple[str, dict[str, str]]], backends: Sequence[str]
+) -> list[tuple[str, dict[str, str], str]]:
+    """(label, environment, backend) of every mode on every backend; "off" runs once, and a
+    label names its backend when there are several."""
+    runs = []
+    for label, env in modes:
+        for backend in backends if "NEARDUP_BACKEND" in env else backends[:1]:
+            named = label
+            if len(backends) > 1 and "NEARDUP_BACKEND" in env:
+                named = label.replace(")", f", {_backend_name(backend)})", 1)
+            runs.append((named, env, backend))
+    return runs
+
+
+def _backend_name(backend: str) -> str:
+    return "SQLite" if backend == "sqlite" else "Elasticsearch"
+
+
 def on_backend(env: dict[str, str], backend: str) -> tuple[dict[str, str], str | None]:
     """A mode's environment on `backend`: SQLite as given, or a fresh Elasticsearch index."""
     if backend == "sqlite" or "NEARDUP_BACKEND" not in env:
@@ -358,9 +380,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         default="nginx" if nginx_binary() else "python",
                         help="what serves the site: nginx (default when installed) or Python's "
                              "ThreadingHTTPServer in this process")
-    parser.add_argument("--backend", default="sqlite",
+    parser.add_argument("--backend", nargs="+", default=["sqlite"],
                         help="index of the 'on' runs: sqlite (a fresh file each run) or an "
-                             "Elasticsearch URL (a fresh index each run, deleted after)")
+                             "Elasticsearch URL (a fresh index each run, deleted after); "
+                             "several: every 'on' mode on each")
     parser.add_argument("--child", metavar="START_URL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -390,19 +413,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "NEARDUP_BACKEND": f"sqlite:{Path(tmp) / f'extra{i}.sqlite'}",
                 "NEARDUP_METHODS": methods,
             }))
+        every = on_backends(modes, args.backend)
         order = [(n, mode) for n in range(args.rounds)
-                 for mode in (modes if n % 2 == 0 else modes[::-1])]
-        for round_number, (label, env) in order:
+                 for mode in (every if n % 2 == 0 else every[::-1])]
+        for round_number, (label, env, backend) in order:
             if args.rounds > 1:  # every round starts from an empty index of its own
                 label = f"{label} #{round_number + 1}"
                 env = {k: v.replace(".sqlite", f".{round_number}.sqlite") for k, v in env.items()}
             print(f"[crawl] {label} ...", file=sys.stderr, flush=True)
-            env, index = on_backend(env, args.backend)
+            env, index = on_backend(env, backend)
             try:
                 run = crawl(label, start_url, env, args.concurrency, args.timeout)
             finally:
                 if index is not None:
-                    drop_index(args.backend, index)
+                    drop_index(backend, index)
             runs.append(run)
             print(f"[crawl] {label}: {json.dumps(run)[:400]}", file=sys.stderr, flush=True)
     print(report(runs, args.pages, args.concurrency, args.server))

@@ -147,7 +147,10 @@ async def crawl(
 
 
 def neardup_stats(result: CrawlResult) -> dict[str, Any]:
-    return {k: v for k, v in result.stats.items() if k.startswith("neardup/")}
+    """The crawl's neardup/ stats, but for the batch counts: how many pages wait together for
+    a check depends on timing."""
+    return {k: v for k, v in result.stats.items()
+            if k.startswith("neardup/") and not k.startswith("neardup/batch/")}
 
 
 def describe(result: CrawlResult) -> str:

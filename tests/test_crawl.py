@@ -12,17 +12,30 @@ import logging
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import pytest
 import scrapy
+from itemadapter import ItemAdapter
+from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from neardup_pipeline import Deduplicator, Document, NearDupConfig
+from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.scrapy.spider import SiteSpider
 from neardup_pipeline.text.extract import walk_in_use
-from tests.crawl_harness import DUPLICATES, ORIGINALS, PAGES, crawl, crawl_settings, neardup_stats
+from tests.crawl_harness import (
+    DUPLICATES,
+    ORIGINALS,
+    PAGES,
+    crawl,
+    crawl_settings,
+    neardup_stats,
+    serve_pages,
+)
 from tests.crawl_outcomes import assert_drop_outcome, assert_tag_outcome, simhash_stats
+from tests.documents import near_copy_groups
 
 TAG_FIELDS = ("neardup_of", "neardup_similarity", "neardup_method", "neardup_cluster",
               "neardup_status")
@@ -321,3 +334,64 @@ async def test_elasticsearch_crawl_is_quiet_and_leaves_no_files(
         es.options(ignore_status=404).indices.delete_index_template(name=pages)
         es.close()
         client_log.setLevel(level)
+
+
+class ArrivalOrder:
+    """An item pipeline just before neardup's (300): the order pages reach the check."""
+
+    urls: ClassVar[list[str]] = []
+
+    def process_item(self, item: Any) -> Any:
+        self.urls.append(str(ItemAdapter(item)["url"]))
+        return item
+
+
+def copies_site() -> dict[str, tuple[str, bytes]]:
+    """An index page linking 30 texts, each but a few followed by near-copies (0-3 words
+    changed), which the crawl fetches 16 at a time."""
+    html = "text/html; charset=utf-8"
+    pages = {
+        f"/{doc.doc_id}.html": (html, f"<html><head><title>{doc.doc_id}</title></head><body>"
+                                      f"<p>{doc.text}</p></body></html>".encode())
+        for group in near_copy_groups(5, vocabulary=400, originals=30, words=150)
+        for doc in group
+    }
+    links = "".join(f'<a href="{path}">{path}</a> ' for path in pages)
+    pages["/index.html"] = (html, f"<html><body><p>{links}</p></body></html>".encode())
+    return pages
+
+
+@deferred_f_from_coro_f
+async def test_pages_waiting_together_are_checked_as_one_batch(
+    es_url: str, es_index_names: dict[str, str]
+) -> None:
+    """16 requests at a time: pages reach the pipeline while earlier ones are looked up, and
+    are then checked together (one msearch); the verdicts are those of checking each page
+    alone in the order they arrived."""
+    ArrivalOrder.urls.clear()
+    settings = crawl_settings(
+        es_url, NEARDUP_METHODS=["auto"], NEARDUP_ACTION="tag",
+        NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"],
+        CONCURRENT_REQUESTS=16, CONCURRENT_REQUESTS_PER_DOMAIN=16,
+        ITEM_PIPELINES={f"{__name__}.ArrivalOrder": 299},
+    )
+    site = copies_site()
+    with serve_pages(site) as base:
+        result = await crawl(base, settings)
+    assert result.repeated() == [] and sorted(result.kept) == sorted(site)
+    stats = result.stats
+    assert 1 <= stats["neardup/batch/lookups"] < stats["neardup/batch/pages"], stats
+    config = NearDupConfig.from_settings(Settings(settings)).replace(backend="memory")
+    alone = Deduplicator(MemoryIndex(), config)
+    expected, got = {}, {}
+    for url in ArrivalOrder.urls:
+        item = result.kept[result.path(url)]
+        verdict = alone.process(Document(url, html=item["html"], url=url))
+        expected[url] = ("checked" if verdict.status == "ok" else verdict.status,
+                         verdict.duplicate_of, verdict.similarity, verdict.method,
+                         verdict.cluster)
+        got[url] = tuple(item.get(f) for f in ("neardup_status", "neardup_of",
+                         "neardup_similarity", "neardup_method", "neardup_cluster"))
+    assert got == expected
+    assert sorted(ArrivalOrder.urls) == sorted(base + path for path in site)
+    assert sum(1 for row in expected.values() if row[1] is not None) >= 10

@@ -22,6 +22,8 @@ from neardup_pipeline.parallel.offload import (
     can_check_in_child,
     can_offload,
 )
+from neardup_pipeline.scrapy.check.base import Checked
+from neardup_pipeline.scrapy.check.session import IndexSession
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 from tests.cli_runner import dedup_outputs, neardup
 from tests.crawl_harness import crawl, crawl_settings
@@ -188,3 +190,28 @@ def test_pages_queued_behind_a_poison_page_are_checked_again(tmp_path: Path) -> 
     finally:
         checker.close()
         workers.close()
+
+
+def test_a_poison_page_stops_only_itself_in_a_batch_on_elasticsearch(
+    workers: FingerprintWorkers, es_url: str, es_index_names: dict[str, str]
+) -> None:
+    """Pages waiting together are checked as one batch (one msearch); the one that kills its
+    fingerprint process twice gets its error, and the pages before and after it get the
+    verdicts of checking them one at a time without it."""
+    config = NearDupConfig(backend=es_url).replace(**es_index_names)
+    docs = corpus_with_copies(seed=3)[:40]
+    poison = Document("poison", html=_KillsTheChild())  # type: ignore[arg-type]
+    pages = [*docs[:15], poison, *docs[15:]]
+    session = IndexSession(config, workers)
+    session.open()
+    try:
+        outcomes = session.check_many([(doc, workers.submit(doc)) for doc in pages])
+    finally:
+        session.close()
+    assert isinstance(outcomes[15], FingerprintCrash), outcomes[15]
+    checked = [o for n, o in enumerate(outcomes) if n != 15]
+    assert all(isinstance(o, Checked) for o in checked)
+    alone = Deduplicator(MemoryIndex(), config.replace(backend="memory"))
+    assert outcome(o.verdict for o in checked if isinstance(o, Checked)) == outcome(
+        alone.process(doc) for doc in docs)
+    assert session.counts["batch/pages"] >= 2 * session.counts["batch/lookups"] >= 4

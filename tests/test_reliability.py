@@ -31,6 +31,7 @@ from tests import crawl_harness
 from tests.crawl_harness import CrawlResult, fast_settings
 from tests.documents import random_vocabulary
 from tests.es_server import DEFAULT_VERSION, Server, free_port
+from tests.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.elasticsearch
 
@@ -394,3 +395,53 @@ async def test_spool_lies_in_scrapy_data_folder(
     assert result.stats["neardup/spooled"] == len(PATHS) + 1
     assert not (tmp_path / "neardup-spool.sqlite").exists()
     assert Spool(tmp_path / ".scrapy" / "neardup-spool.sqlite").pending() == len(PATHS) + 1
+
+
+@deferred_f_from_coro_f
+async def test_an_outage_among_pages_checked_together(
+    es_url: str, es_index_names: dict[str, str], site: Site, tmp_path: Path
+) -> None:
+    """16 requests at a time, so pages wait together and are checked in batches. The crawl
+    reaches the shared test server through a proxy whose network is cut as the first 16 pages
+    are requested: they pass unchecked and are spooled. The other 8 are answered together
+    once all of those came out and the network is back: the first of them finds the server,
+    the spool is replayed, and the rest are checked as one batch, each copy caught."""
+    proxy = TcpProxy(es_url)
+    first_wave = PATHS[:16]  # the scheduler hands the index's links out in order
+    second_wave = PATHS[16:]
+    back = threading.Event()
+
+    def network_back() -> None:
+        if not back.is_set():
+            after(site, 1 + len(first_wave), proxy.restore)()
+            time.sleep(0.6)  # past NEARDUP_ES_REPROBE_SECONDS: the next page probes
+            back.set()
+
+    def wait_for_network() -> None:
+        back.wait(60)
+
+    site.actions[first_wave[0]] = proxy.cut
+    for path in second_wave:
+        site.actions[path] = network_back if path == second_wave[0] else wait_for_network
+    spool = tmp_path / "spool.sqlite"
+    try:
+        result = await crawl(
+            site.base, site, NEARDUP_BACKEND=proxy.url, NEARDUP_SPOOL_PATH=str(spool),
+            NEARDUP_FINGERPRINT_INDEX=es_index_names["fingerprint_index"],
+            CONCURRENT_REQUESTS=16, CONCURRENT_REQUESTS_PER_DOMAIN=16,
+        )
+    finally:
+        back.set()
+        proxy.close()
+    report("outage in batches", result, site)
+    assert_nothing_lost(result)
+    unchecked = {p for p, s in status_of(result).items() if s == "unchecked"}
+    assert set(first_wave) <= unchecked <= {*first_wave, "/index.html"}
+    for copy in second_wave:  # checked after the replay: their originals were spooled
+        assert_copy_caught(result, copy, COPIES[copy])
+    stats = result.stats
+    assert stats["neardup/spooled"] == stats["neardup/replayed"] == len(unchecked)
+    assert stats["neardup/es/outages"] == 1
+    assert stats["neardup/batch/pages"] > stats["neardup/batch/lookups"] >= 1
+    assert es_count(es_url, es_index_names["fingerprint_index"]) == len(PATHS) + 1
+    assert Spool(str(spool)).pending() == 0

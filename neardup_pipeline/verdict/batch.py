@@ -1,22 +1,21 @@
 """Batched checking: fingerprint a batch, look all of it up in one round trip (Elasticsearch's
 msearch), then decide each document in order exactly as `Deduplicator.process` would.
 
-Two read-through views let the one-document path reuse the batch's work, so there is one place
-that decides (deduplicator.py) and the verdicts cannot drift apart:
-- `PrefetchedIndex` answers `candidates(keys)` from the batch lookup, corrected by the documents
-  recorded since: those are authoritative for their ids (like the Elasticsearch write cache), so
-  a document earlier in the batch is a candidate for a later one. The stored entries of every
-  candidate (and of the batch's own ids, for re-crawls) are fetched in the same breath, one
-  `mget` for the batch instead of two round trips a document. Everything else goes to the real
-  index.
-- `PrefetchedFingerprints` hands out the fingerprints computed for the batch.
+A read-through view lets the one-document path reuse the batch's work, so there is one place
+that decides (deduplicator.py) and the verdicts cannot drift apart. `PrefetchedIndex` answers
+`candidates(keys)` from the batch lookup, corrected by the documents recorded since: those are
+authoritative for their ids (like the Elasticsearch write cache), so a document earlier in the
+batch is a candidate for a later one. The stored entries of every candidate (and of the batch's
+own ids, for re-crawls) are fetched in the same breath, one `mget` for the batch instead of two
+round trips a document. Everything else goes to the real index. The fingerprints are made
+before the lookup: `batchable` says when that cannot change a signature.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
+from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index.base import (
     FingerprintIndex,
     ForwardingIndex,
@@ -25,7 +24,6 @@ from neardup_pipeline.index.base import (
     membership_of,
 )
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.methods.contract import CorpusStats
 
 FrozenKeys = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -83,18 +81,6 @@ class PrefetchedIndex(ForwardingIndex):
         self.index.add(entry)
         self._added.add(entry)
         self._added_ids.add(entry.doc_id)
-
-
-class PrefetchedFingerprints(Fingerprinter):
-    """The Deduplicator's fingerprinter, handing out fingerprints computed for the batch."""
-
-    def __init__(self, base: Fingerprinter, ready: Mapping[int, Fingerprint]) -> None:
-        self.__dict__.update(base.__dict__)  # same config, methods, normaliser and hasher
-        self._ready = dict(ready)  # id(document) -> its fingerprint
-
-    def fingerprint(self, doc: Document, stats: CorpusStats | None = None) -> Fingerprint:
-        ready = self._ready.pop(id(doc), None)
-        return ready if ready is not None else super().fingerprint(doc, stats)
 
 
 def batchable(fingerprinter: Fingerprinter) -> bool:

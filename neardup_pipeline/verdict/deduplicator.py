@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,12 +22,7 @@ from neardup_pipeline.index.base import (
     to_original_meta,
 )
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.verdict.batch import (
-    PrefetchedFingerprints,
-    PrefetchedIndex,
-    batchable,
-    freeze,
-)
+from neardup_pipeline.verdict.batch import PrefetchedIndex, batchable, freeze
 from neardup_pipeline.verdict.declared import (
     CANONICAL_META,
     names_itself,
@@ -39,7 +35,9 @@ from neardup_pipeline.verdict.recrawl import ClusterMove, cluster_members, move_
 from neardup_pipeline.verdict.verdict import Verdict
 from neardup_pipeline.verdict.warmup_replay import WarmupReplay
 
-__all__ = ["ClusterMove", "Deduplicator", "Verdict"]  # Verdict and ClusterMove: its results
+__all__ = ["ClusterMove", "Decided", "Deduplicator", "Verdict"]  # its results
+
+Decided = tuple[Fingerprint, Verdict, str | None]  # a page decided, not yet settled (`settle`)
 
 _DECODE_CACHE_SIZE = 2_000  # bounds memory: a 4,096-word bag decodes to ~50 KB
 
@@ -292,10 +290,12 @@ class Deduplicator:
 
     def process_fingerprint(self, fp: Fingerprint, url: str | None = None) -> Verdict:
         """`process` for a fingerprint computed elsewhere (a child process; sweeps reuse them)."""
-        return self._settle([(fp, self._decide(fp, url), url)])[0]
+        return self.settle([(fp, self.decide(fp, url), url)])[0]
 
-    def _decide(self, fp: Fingerprint, url: str | None) -> Verdict:
-        """The verdict against what this process can see, recorded by policy."""
+    def decide(self, fp: Fingerprint, url: str | None) -> Verdict:
+        """The verdict against what this process can see, recorded by policy; `last_move`
+        is the cluster move it caused. `settle` then makes it final (`process_fingerprint`
+        does both)."""
         if fp.status != "ok":
             self.last_move = None
             verdict = Verdict(fp.doc_id, "no_text", reason="no words to compare")
@@ -355,45 +355,53 @@ class Deduplicator:
             declared_canonical=True,
         )
 
+    @property
+    def batchable(self) -> bool:
+        """Whether pages can be fingerprinted ahead and looked up together (`prefetched`) with
+        the one-by-one verdicts: not while a signature depends on the index (rarewords)."""
+        return not self._replays and batchable(self.fingerprinter)
+
     def process_batch(
         self, docs: Sequence[Document], fingerprints: Sequence[Fingerprint] | None = None
     ) -> list[Verdict]:
         """`process` of each document in order, with every lookup of the batch made first in one
-        round trip (msearch on Elasticsearch). The verdicts are the one-by-one verdicts: each
-        document goes through `process`, and one recorded earlier in the batch is a candidate
-        for the later ones (batch.py). `fingerprints`: the documents' fingerprints, computed
-        elsewhere (child processes; self-contained methods only). Not thread-safe."""
-        if fingerprints is not None and (self._replays or not batchable(self.fingerprinter)):
+        round trip (msearch on Elasticsearch). The verdicts are the one-by-one verdicts (see
+        `prefetched`). `fingerprints`: the documents' fingerprints, computed elsewhere (child
+        processes; self-contained methods only). Not thread-safe."""
+        if fingerprints is not None and not self.batchable:
             raise ValueError("fingerprints computed elsewhere need self-contained methods")
-        if fingerprints is None and (
-            len(docs) < 2 or self._replays or not batchable(self.fingerprinter)
-        ):
+        if fingerprints is None and (len(docs) < 2 or not self.batchable):
             return [self.process(doc) for doc in docs]
         fps = (
             list(fingerprints) if fingerprints is not None
             else [self.fingerprinter.fingerprint(doc, self.index) for doc in docs]
         )
+        with self.prefetched(fps):
+            decided = [(fp, self.decide(fp, doc.url), doc.url)
+                       for doc, fp in zip(docs, fps, strict=True)]
+        return self.settle(decided)
+
+    @contextmanager
+    def prefetched(self, fps: Sequence[Fingerprint]) -> Iterator[None]:
+        """Inside, the candidates of every page of `fps` come from one lookup made now (one
+        round trip: msearch on Elasticsearch) and the stored entries of all of them from one
+        more; `decide` each page in order, then `settle` them. The verdicts are the one-by-one
+        verdicts: a page recorded earlier in the batch is a candidate for the later ones
+        (batch.py). For `batchable` methods only; not thread-safe."""
         asked = [fp.keys for fp in fps if fp.status == "ok"]
         found = candidates_many(self.index, asked)
         wanted = set().union(*found, (fp.doc_id for fp in fps if fp.status == "ok"))
         stored: dict[str, IndexEntry | None] = dict.fromkeys(wanted)
         stored.update(self.index.get(wanted))  # one round trip for the batch's verifications
-        index, fingerprinter = self.index, self.fingerprinter
+        index = self.index
         self.index = PrefetchedIndex(
             index, dict(zip(map(freeze, asked), found, strict=True)), stored)
-        self.fingerprinter = PrefetchedFingerprints(
-            fingerprinter, {id(doc): fp for doc, fp in zip(docs, fps, strict=True)}
-        )
-        decided: list[tuple[Fingerprint, Verdict, str | None]] = []
         try:
-            for doc in docs:
-                fp = self.fingerprinter.fingerprint(doc, self.index)
-                decided.append((fp, self._decide(fp, doc.url), doc.url))
+            yield
         finally:
-            self.index, self.fingerprinter = index, fingerprinter
-        return self._settle(decided)
+            self.index = index
 
-    def _settle(self, decided: list[tuple[Fingerprint, Verdict, str | None]]) -> list[Verdict]:
+    def settle(self, decided: Sequence[Decided]) -> list[Verdict]:
         """Publish the pages just decided to a shared index's write order, then compare them
         with what other processes published before them, which the lookups may have missed
         (written at the same moment, not yet searchable): such a match wins as in
@@ -401,7 +409,7 @@ class Deduplicator:
         batch that was its own cluster's original takes the batch's later pages of that
         cluster along. The earlier writer never needs to change: it came first."""
         verdicts = [verdict for _, verdict, _ in decided]
-        if not isinstance(self.index, SupportsPublish):
+        if not decided or not isinstance(self.index, SupportsPublish):
             return verdicts
         earlier = self.index.publish()
         if not earlier:

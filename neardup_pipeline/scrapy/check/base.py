@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from neardup_pipeline.fingerprint import Document, Fingerprint
 from neardup_pipeline.verdict.deduplicator import Verdict
@@ -43,6 +43,10 @@ class PageChecker(Protocol):
         ...
 
 
+Page = tuple[Document, Future[Fingerprint] | None]  # and its fingerprint, started in a child
+Outcome = Checked | Exception  # a page's verdict, or the error that stopped its check
+
+
 class IndexCheck(Protocol):
     """The check on the worker thread against an index of this process: plain, or degraded
     mode wrapped around it."""
@@ -51,11 +55,20 @@ class IndexCheck(Protocol):
         """Fingerprints stored, or None when it started without the index."""
         ...
 
-    def check(self, doc: Document, pending: Future[Fingerprint] | None) -> Checked:
-        """`pending`: the page's fingerprint, started in a child process."""
+    def check_many(self, pages: Sequence[Page]) -> list[Outcome]:
+        """Each page's outcome, in order: the verdicts of checking them one by one, looked up
+        in batches (one round trip for many pages); an error stops its own page only."""
         ...
 
     def close(self) -> None: ...
 
     @property
     def unavailable(self) -> bool: ...
+
+
+def outcome_of(check: Callable[..., Checked], *args: Any) -> Outcome:
+    """`check(*args)`, or the error that stopped it (for that page alone)."""
+    try:
+        return check(*args)
+    except Exception as exc:
+        return exc

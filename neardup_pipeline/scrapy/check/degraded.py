@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConnectionSetupError, IndexUnavailable
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
-from neardup_pipeline.scrapy.check.base import Checked
+from neardup_pipeline.scrapy.check.base import Checked, Outcome, Page, outcome_of
 from neardup_pipeline.scrapy.check.session import IndexSession
 from neardup_pipeline.scrapy.spool import Spool
 from neardup_pipeline.verdict.deduplicator import Verdict
@@ -78,6 +79,27 @@ class DegradedMode:
         except IndexUnavailable as exc:
             self._enter(exc)
             return Checked(self._spool_page(doc, pending))
+
+    def check_many(self, pages: Sequence[Page]) -> list[Outcome]:
+        """Each page's outcome, in order: checked in batches while the server answers; from
+        the page that finds it away, "unchecked" and spooled, as `check` one by one."""
+        outcomes: list[Outcome] = []
+        while len(outcomes) < len(pages):
+            rest = pages[len(outcomes):]
+            if self._since is not None:  # away: each page probes (at most every interval)
+                outcomes.append(outcome_of(self.check, *rest[0]))
+                continue
+            for (doc, pending), outcome in zip(rest, self._session.check_batch(rest),
+                                               strict=False):
+                if isinstance(outcome, IndexUnavailable):
+                    if self._since is None:
+                        self._enter(outcome)
+                    outcome = outcome_of(self._spooled, doc, pending)
+                outcomes.append(outcome)
+        return outcomes
+
+    def _spooled(self, doc: Document, pending: Future[Fingerprint] | None) -> Checked:
+        return Checked(self._spool_page(doc, pending))
 
     def close(self) -> None:
         """Last replay, flush, close; what the server cannot take stays spooled."""

@@ -1,13 +1,16 @@
 """The check against an index this process opened, run on the worker thread in page order.
 
 Holds the index, the deduplicator (or the anchors warm-up standing in for it) and the pages
-index keeper. Backend capabilities are chosen here once, when the index opens.
+index keeper. Backend capabilities are chosen here once, when the index opens. Pages that wait
+together are checked as one batch (one lookup round trip on Elasticsearch, `check_batch`) with
+the verdicts of checking them one by one.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -21,9 +24,9 @@ from neardup_pipeline.index.base import (
     SupportsPing,
 )
 from neardup_pipeline.methods.anchors.warmup import AnchorsWarmup, WarmupReport, open_deduplicator
-from neardup_pipeline.scrapy.check.base import Checked
+from neardup_pipeline.scrapy.check.base import Checked, Outcome, Page, outcome_of
 from neardup_pipeline.verdict.canonical import page_date
-from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
+from neardup_pipeline.verdict.deduplicator import ClusterMove, Decided, Deduplicator, Verdict
 
 if TYPE_CHECKING:
     from neardup_pipeline.index.elastic.pages import PagesKeeper
@@ -34,7 +37,7 @@ logger = logging.getLogger(__name__)
 
 
 class IndexSession:
-    """Fingerprint, look up, decide and record one page at a time (worker thread only)."""
+    """Fingerprint, look up, decide and record pages in their order (worker thread only)."""
 
     def __init__(self, config: NearDupConfig, workers: FingerprintWorkers | None) -> None:
         self.config = config
@@ -109,9 +112,69 @@ class IndexSession:
             verdict, fp = dedup.process_and_fingerprint(doc)
         if isinstance(dedup, AnchorsWarmup) and dedup.ready:
             self.finish_warmup()
-        return Checked(verdict, self._record_page(doc, verdict, fp))
+        move = self.dedup.last_move if isinstance(self.dedup, Deduplicator) else None
+        return Checked(verdict, self._record_page(doc, verdict, fp, move))
 
-    def _record_page(self, doc: Document, verdict: Verdict, fp: Fingerprint | None) -> bool:
+    def check_many(self, pages: Sequence[Page]) -> list[Outcome]:
+        """Each page's outcome, in order, checked in batches (`check_batch`)."""
+        outcomes: list[Outcome] = []
+        while len(outcomes) < len(pages):
+            outcomes += self.check_batch(pages[len(outcomes):])
+        return outcomes
+
+    def check_batch(self, pages: Sequence[Page]) -> list[Outcome]:
+        """The outcomes of the first page and of as many after it as one batch takes: one
+        lookup of all their candidates (Deduplicator.prefetched), then each decided in order,
+        so the verdicts are those of `check` one page at a time. An error stops the batch at
+        its page: the pages before it keep their verdicts, it gets the error, and the caller
+        checks the rest again from the index itself. Methods whose signatures depend on the
+        index (rarewords, the anchors warm-up) go one page at a time."""
+        dedup = self.dedup
+        if len(pages) < 2 or not isinstance(dedup, Deduplicator) or not dedup.batchable:
+            return [outcome_of(self.check, *pages[0])]
+        fps: list[Fingerprint] = []
+        stopped: Exception | None = None  # the error of the page after the last in `fps`
+        for doc, pending in pages:
+            try:
+                fps.append(self.fingerprint(doc, pending, dedup.fingerprinter)
+                           if self.workers is not None
+                           else dedup.fingerprinter.fingerprint(doc, dedup.index))
+            except Exception as exc:
+                stopped = exc
+                break
+        if stopped is not None and not fps:
+            return [stopped]
+        decided: list[Decided] = []
+        moves: list[ClusterMove | None] = []
+        try:
+            with dedup.prefetched(fps):
+                for (doc, _), fp in zip(pages, fps, strict=False):
+                    decided.append((fp, dedup.decide(fp, doc.url), doc.url))
+                    moves.append(dedup.last_move)
+        except Exception as exc:  # this page's error; the rest are checked again
+            stopped = exc
+        if len(decided) > 1:
+            self.counts["batch/lookups"] += 1
+            self.counts["batch/pages"] += len(decided)
+        outcomes: list[Outcome] = []
+        try:
+            verdicts = dedup.settle(decided)
+        except Exception as exc:  # the batch's one write-log claim: every page's error
+            outcomes = [exc] * len(decided)
+        else:
+            for (doc, _), (fp, _, _), verdict, move in zip(pages, decided, verdicts, moves,
+                                                            strict=False):
+                outcomes.append(outcome_of(self._recorded, doc, verdict, fp, move))
+        return outcomes + ([stopped] if stopped is not None else [])
+
+    def _recorded(
+        self, doc: Document, verdict: Verdict, fp: Fingerprint, move: ClusterMove | None
+    ) -> Checked:
+        return Checked(verdict, self._record_page(doc, verdict, fp, move))
+
+    def _record_page(
+        self, doc: Document, verdict: Verdict, fp: Fingerprint | None, move: ClusterMove | None
+    ) -> bool:
         """Record a checked page in the pages index; True when it became its cluster's
         canonical copy."""
         store = self._pages_store
@@ -124,7 +187,7 @@ class IndexSession:
             placement = self._pages.record(  # the text the fingerprint was made from
                 verdict=verdict, url=doc.url, title=fp.title, text=fp.text,
                 date=page_date(doc.html, doc.url) if best else None,
-                move=self.dedup.last_move if isinstance(self.dedup, Deduplicator) else None,
+                move=move,
             )
             if placement.promoted:  # a better copy: kept, its cluster's old canonical demoted
                 self.counts["canonical/promoted"] += 1

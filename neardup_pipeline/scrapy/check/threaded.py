@@ -2,13 +2,19 @@
 blocks and index operations stay in page order. Pages are fingerprinted on that thread
 (InThreadChecker) or in child processes while the thread decides (OffloadedChecker). A shared
 index (Elasticsearch) gets degraded mode wrapped around the check.
+
+Pages wait in arrival order; the thread takes those waiting (with their fingerprints ready) and
+checks them as one batch: one lookup round trip for all of them instead of one a page, which is
+what an Elasticsearch crawl waits on. The verdicts are those of one page at a time.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from concurrent.futures import Future
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, wait
+from dataclasses import dataclass
 
 from neardup_pipeline.config import NearDupConfig, redact_backend
 from neardup_pipeline.errors import IndexUnavailable
@@ -23,10 +29,21 @@ from neardup_pipeline.scrapy.spool import Spool, spool_location
 from neardup_pipeline.scrapy.stats import CrawlStats
 
 logger = logging.getLogger(__name__)
+MAX_BATCH = 200  # pages checked together at most (one msearch request: lookup.MSEARCH_CHUNK)
+
+
+@dataclass(eq=False)
+class _Waiting:
+    """A page waiting for the worker thread; `outcome` is set there, read on the reactor."""
+
+    doc: Document
+    pending: Future[Fingerprint] | None
+    outcome: Checked | BaseException | None = None
 
 
 class InThreadChecker:
-    """Fingerprints and checks each page on the worker thread."""
+    """Fingerprints and checks the pages on the worker thread, those waiting together as one
+    batch."""
 
     def __init__(self, config: NearDupConfig, worker: WorkerThread, stats: CrawlStats) -> None:
         self.config = config
@@ -34,6 +51,7 @@ class InThreadChecker:
         self._stats = stats
         self._session: IndexSession | None = None
         self._check: IndexCheck | None = None
+        self._waiting: deque[_Waiting] = deque()  # appended on the reactor, taken on the thread
 
     @property
     def unavailable(self) -> bool:
@@ -64,10 +82,15 @@ class InThreadChecker:
         )
 
     async def check(self, doc: Document) -> Checked:
-        pending = self._submit(doc)  # fingerprinting starts now, while the worker decides
-        checked = await self._worker.run(self._check_and_count, doc, pending)
+        # fingerprinting starts now, while the worker decides the pages before it
+        page = _Waiting(doc, self._submit(doc))
+        self._waiting.append(page)
+        await self._worker.run(self._check_waiting, page)
         self._report_warmup()
-        return checked
+        if isinstance(page.outcome, BaseException):
+            raise page.outcome
+        assert page.outcome is not None
+        return page.outcome
 
     async def close(self) -> None:
         try:
@@ -82,13 +105,35 @@ class InThreadChecker:
         finally:
             self._stop_fingerprinting()
 
-    def _check_and_count(self, doc: Document, pending: Future[Fingerprint] | None) -> Checked:
-        """Worker thread."""
+    def _check_waiting(self, page: _Waiting) -> None:
+        """Worker thread: check the waiting pages, a batch at a time, until `page` is done (an
+        earlier call may have done it already, in its batch)."""
         assert self._check is not None and self._session is not None
-        try:
-            return self._check.check(doc, pending)
-        finally:
-            self._session.snapshot()
+        while page.outcome is None:
+            batch = self._take()
+            outcomes: Sequence[Checked | BaseException]
+            try:
+                outcomes = self._check.check_many([(p.doc, p.pending) for p in batch])
+            except BaseException as exc:  # each page raises it on the reactor
+                outcomes = [exc] * len(batch)
+            finally:
+                self._session.snapshot()
+            for taken, outcome in zip(batch, outcomes, strict=True):
+                taken.outcome = outcome
+
+    def _take(self) -> list[_Waiting]:
+        """Worker thread: the first waiting page and, once its fingerprint is made, those after
+        it whose fingerprints are ready too (the next ones are fingerprinted while this batch
+        is checked), in order."""
+        batch = [self._waiting.popleft()]
+        if batch[0].pending is not None:
+            wait([batch[0].pending])  # a child's error is the page's, raised when checked
+        while self._waiting and len(batch) < MAX_BATCH:
+            pending = self._waiting[0].pending
+            if pending is not None and not pending.done():
+                break
+            batch.append(self._waiting.popleft())
+        return batch
 
     def _close_and_count(self) -> None:
         """Worker thread."""
