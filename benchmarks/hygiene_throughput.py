@@ -1,5 +1,6 @@
-"""docs/s and bytes written of `neardup hygiene` on a content index of real pages, with 1, 2 and
-4 reader processes, and whether its clusters equal `neardup dedup`'s on the same documents.
+"""docs/s and bytes written of `neardup hygiene` on a content index of real pages: with 1, 2 and
+4 reader processes into a side index, N slices run at once then one `--finish`, and in place;
+and whether each run's clusters equal `neardup dedup`'s on the same documents.
 
 The documents are made from the real pages of ../shared/data (PostgreSQL manual, Debian
 installation guide, multisite web pages): each is either a variant of a page with half its words
@@ -7,16 +8,20 @@ replaced by words of the corpus (a distinct document) or a copy of an earlier va
 its words replaced (a near-duplicate), seeded. They are loaded, in order, into a one-shard index
 of a real Elasticsearch; each run then marks them into its own side index (`--into`) with its
 own fingerprint index, so every run starts from the same state and leaves the content index as
-it was. Bytes written: the store size of the indices a run made (side, fingerprints, document
-frequencies, checkpoint), after a flush and a merge to one segment. The time is the command's,
-interpreter start included. Usage: python benchmarks/hygiene_throughput.py --es-url URL
-[--docs 100000] [--processes 1 2 4] [--no-dedup]
+it was; the in-place run comes last. Bytes stored: what a run leaves on disk, after a flush and a
+merge to one segment: the indices it made (side, fingerprints, document frequencies, checkpoint)
+and, in place, what the content index grew by. Disk writes (with --es-pid, a server on this
+machine): what the server process wrote to disk during the run (/proc/PID/io: write_bytes less
+cancelled_write_bytes), merges and translog included. The time is the commands', interpreter
+start included. Usage: python benchmarks/hygiene_throughput.py --es-url URL [--docs 100000]
+[--processes 1 2 4] [--slices 2] [--in-place-processes 2] [--es-pid PID] [--no-dedup]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import sys
@@ -24,6 +29,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,27 +125,58 @@ def drop(client: Any, pattern: str) -> None:
         client.indices.delete(index=name)
 
 
-def run_command(argv: list[str]) -> float:
-    """The neardup command line in a child interpreter; its wall time."""
+def neardup(argv: list[str]) -> list[str]:
+    return [sys.executable, "-m", "neardup_pipeline", *argv]
+
+
+def run_commands(argvs: list[list[str]]) -> float:
+    """neardup command lines run at once in child interpreters (machines sharing the work);
+    the wall time until the last ends."""
     import subprocess
 
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "neardup_pipeline", *argv], text=True,
-                          capture_output=True, check=False)
+    children = [subprocess.Popen(neardup(argv), text=True, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE) for argv in argvs]
+    outputs = [child.communicate() for child in children]
     seconds = time.monotonic() - started
-    if done.returncode != 0:
-        raise SystemExit(f"neardup {' '.join(argv)} failed:\n{done.stderr[-2000:]}")
-    if done.stdout.strip():
-        print(f"  {done.stdout.strip()}", flush=True)
+    for argv, child, (out, err) in zip(argvs, children, outputs, strict=True):
+        if child.returncode != 0:
+            raise SystemExit(f"neardup {' '.join(argv)} failed:\n{err[-2000:]}")
+        if out.strip():
+            print(f"  {out.strip()}", flush=True)
     return seconds
 
 
-def side_clusters(client: Any, index: str) -> dict[str, str]:
+def disk_writes(pid: int | None) -> int | None:
+    """Bytes the server process has written to disk so far (None: not measured)."""
+    if pid is None:
+        return None
+    fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return int(fields["write_bytes"]) - int(fields["cancelled_write_bytes"])
+
+
+def marks_of(client: Any, index: str, key: str) -> dict[str, dict[str, Any]]:
+    """doc id -> its neardup fields (`key`: the field naming the document, or `_id`)."""
     from elasticsearch import helpers
 
-    return {h["_source"]["doc_id"]: h["_source"]["neardup_cluster"]
+    client.indices.refresh(index=index)
+    fields = ["neardup_cluster", "neardup_canonical", "neardup_of"]
+    return {(h["_id"] if key == "_id" else h["_source"][key]): h["_source"]
             for h in helpers.scan(client, index=index, size=5000,
-                                  _source=["doc_id", "neardup_cluster"])}
+                                  _source=[*fields, *([key] if key != "_id" else [])])}
+
+
+def consistent(marks: dict[str, dict[str, Any]]) -> bool:
+    """Every document marked, one canonical per cluster, every other member pointing at it."""
+    members: dict[str, list[str]] = defaultdict(list)
+    for doc_id, m in marks.items():
+        if "neardup_cluster" not in m:
+            return False
+        members[m["neardup_cluster"]].append(doc_id)
+    return all(
+        [d for d in docs if marks[d]["neardup_canonical"]] == [cluster]
+        and all(marks[d].get("neardup_of") == (None if d == cluster else cluster) for d in docs)
+        for cluster, docs in members.items())
 
 
 def partition(cluster_of: dict[str, str]) -> set[frozenset[str]]:
@@ -154,23 +191,63 @@ def dedup_clusters(corpus: Path, folder: Path) -> tuple[dict[str, str], float]:
     from neardup_pipeline.cli.sources import sqlite_records
 
     db = folder / "dedup.sqlite"
-    seconds = run_command(["dedup", str(corpus), "-o", str(folder / "verdicts.jsonl"),
-                           "--backend", f"sqlite:{db}", "--processes", "1"])
+    seconds = run_commands([["dedup", str(corpus), "-o", str(folder / "verdicts.jsonl"),
+                             "--backend", f"sqlite:{db}", "--processes", "1"]])
     return {r.doc_id: r.cluster for r in sqlite_records(db)}, seconds
+
+
+@dataclass
+class Row:
+    name: str
+    seconds: float
+    stored: int
+    written: int | None
+    clusters: int
+    same: str
+    note: str = ""
+
+
+def measure(client: Any, args: argparse.Namespace, name: str, steps: list[list[list[str]]],
+            prefix: str, marked: str, key: str, expected: set[frozenset[str]] | None,
+            content_before: int = 0) -> Row:
+    """Run `steps` (each a list of commands run at once), then read what they marked."""
+    load_before = os.getloadavg()[0]
+    written_before = disk_writes(args.es_pid)
+    times = [run_commands(step) for step in steps]
+    written_after = disk_writes(args.es_pid)
+    written = (None if written_before is None or written_after is None
+               else written_after - written_before)
+    stored = store_bytes(client, f"{prefix}*")
+    if content_before:
+        stored += store_bytes(client, INDEX) - content_before
+    marks = marks_of(client, marked, key)
+    got = partition({d: m["neardup_cluster"] for d, m in marks.items()})
+    same = ("not compared" if expected is None else "yes" if got == expected else "NO")
+    if not consistent(marks) or len(marks) != args.docs:
+        same += f" (NOT one canonical per cluster, {len(marks):,} marked)"
+    note = " + ".join(f"{t:.0f} s" for t in times) if len(times) > 1 else ""
+    note += f"{'; ' if note else ''}load {load_before:.1f} -> {os.getloadavg()[0]:.1f}"
+    return Row(name, sum(times), stored, written, len(got), same, note)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--es-url", required=True)
     parser.add_argument("--docs", type=int, default=100_000)
-    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--processes", type=int, nargs="*", default=[1, 2, 4])
+    parser.add_argument("--slices", type=int, default=2,
+                        help="slices run at once, then one --finish (0: none)")
+    parser.add_argument("--in-place-processes", type=int, default=2,
+                        help="the in-place run's --processes (-1: no in-place run)")
+    parser.add_argument("--es-pid", type=int, help="the server's process id, when it runs on "
+                        "this machine: its disk writes are measured too")
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--no-dedup", action="store_true", help="skip the dedup comparison")
     args = parser.parse_args()
     from elasticsearch import Elasticsearch
 
     client = Elasticsearch(args.es_url, request_timeout=600)
-    print(measured_at())
+    print(measured_at(), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         corpus = folder / "corpus.jsonl"
@@ -184,24 +261,44 @@ def main() -> int:
             expected = partition(clusters)
             print(f"neardup dedup --backend sqlite --processes 1: {seconds:.0f} s, "
                   f"{args.docs / seconds:,.0f} docs/s, {len(expected):,} clusters", flush=True)
+        corpus.unlink()
+        base = ["hygiene", "--es", args.es_url, "--index", INDEX]
         rows = []
         for processes in args.processes:
             prefix = f"bench-hygiene-run{processes}"
             drop(client, f"{prefix}*")
-            seconds = run_command(["hygiene", "--es", args.es_url, "--index", INDEX,
-                                   "--into", f"{prefix}-side", "--processes", str(processes),
-                                   "--fingerprint-index", f"{prefix}-fp"])
-            written = store_bytes(client, f"{prefix}*")
-            got = partition(side_clusters(client, f"{prefix}-side"))
-            same = "not compared" if expected is None else "yes" if got == expected else "NO"
-            rows.append((processes, seconds, written, len(got), same))
+            side = ["--into", f"{prefix}-side", "--fingerprint-index", f"{prefix}-fp"]
+            rows.append(measure(client, args, f"--processes {processes}, --into",
+                                [[[*base, *side, "--processes", str(processes)]]], prefix,
+                                f"{prefix}-side", "doc_id", expected))
             drop(client, f"{prefix}*")
-        print("\n| processes | seconds | docs/s | bytes written | clusters | = dedup |")
-        print("|---|---|---|---|---|---|")
-        for processes, seconds, written, found, same in rows:
-            note = " (2 cores)" if processes > 2 else ""
-            print(f"| {processes}{note} | {seconds:.0f} | {args.docs / seconds:,.0f} | "
-                  f"{written / 1e6:,.1f} MB | {found:,} | {same} |")
+            print(rows[-1], flush=True)
+        if args.slices:
+            prefix = "bench-hygiene-slices"
+            drop(client, f"{prefix}*")
+            side = ["--into", f"{prefix}-side", "--fingerprint-index", f"{prefix}-fp"]
+            n = args.slices
+            steps = [[[*base, *side, "--slice", f"{i}/{n}"] for i in range(n)],
+                     [[*base, *side, "--finish"]]]
+            rows.append(measure(client, args, f"{n} slices at once, then --finish, --into",
+                                steps, prefix, f"{prefix}-side", "doc_id", expected))
+            drop(client, f"{prefix}*")
+            print(rows[-1], flush=True)
+        if args.in_place_processes >= 0:
+            prefix = f"{INDEX}-neardup"  # the default fingerprint index and its companions
+            drop(client, f"{prefix}*")
+            steps = [[[*base, "--processes", str(args.in_place_processes)]]]
+            rows.append(measure(client, args, f"--processes {args.in_place_processes}, in place",
+                                steps, prefix, INDEX, "_id", expected, content_before=content))
+            drop(client, f"{prefix}*")
+            print(rows[-1], flush=True)
+        print("\n| run | seconds | docs/s | bytes stored | disk writes | clusters | = dedup |")
+        print("|---|---|---|---|---|---|---|")
+        for row in rows:
+            written = "-" if row.written is None else f"{row.written / 1e6:,.0f} MB"
+            note = f" ({row.note})" if row.note else ""
+            print(f"| {row.name} | {row.seconds:.0f}{note} | {args.docs / row.seconds:,.0f} | "
+                  f"{row.stored / 1e6:,.1f} MB | {written} | {row.clusters:,} | {row.same} |")
     client.options(ignore_status=404).indices.delete(index=INDEX)
     return 0
 

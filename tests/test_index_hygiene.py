@@ -1,7 +1,7 @@
 """`neardup hygiene` on a real Elasticsearch content index filled with the real sample pages
 (tests/data): the same clusters as `neardup dedup`, incremental runs, the side index, the dry run,
-reader processes, resumption after SIGKILL, bad fields, and the search examples of
-docs/hygiene.md run as they are written."""
+reader processes, slices run apart then one --finish, resumption after SIGKILL, bad fields, and
+the search examples of docs/hygiene.md run as they are written."""
 
 from __future__ import annotations
 
@@ -64,6 +64,20 @@ def names(es: Any) -> Iterator[dict[str, str]]:
         es.indices.delete(index=name)
 
 
+@pytest.fixture
+def docs(es: Any, names: dict[str, str]) -> list[dict[str, Any]]:
+    """Every sample page loaded into the content index, in order."""
+    docs = sample_docs()
+    load(es, names["index"], docs)
+    return docs
+
+
+def write_order(es: Any, index: str) -> dict[str, int]:
+    """Each document's `_seq_no`: unchanged as long as nothing writes on the document."""
+    return {h["_id"]: h["_seq_no"] for h in es.search(
+        index=index, size=1000, seq_no_primary_term=True)["hits"]["hits"]}
+
+
 def load(es: Any, index: str, docs: list[dict[str, Any]]) -> None:
     """One shard, indexed in list order: the order hygiene and dedup both read."""
     from elasticsearch import helpers
@@ -120,10 +134,8 @@ def dedup_clusters(tmp_path: Path, docs: list[dict[str, Any]]) -> dict[str, str]
 
 def test_marks_the_clusters_dedup_finds_and_a_second_run_only_adds(
     es_url: str, es: Any, names: dict[str, str], tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], docs: list[dict[str, Any]],
 ) -> None:
-    docs = sample_docs()
-    load(es, names["index"], docs)
     assert main(hygiene(es_url, names["index"])) == 0
     summary = capsys.readouterr().out
     assert f"{len(docs)} documents read" in summary and f"{len(docs)} marks written" in summary
@@ -156,13 +168,10 @@ def test_marks_the_clusters_dedup_finds_and_a_second_run_only_adds(
 
 def test_side_index_dry_run_and_two_processes_agree(
     es_url: str, es: Any, names: dict[str, str], tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], docs: list[dict[str, Any]],
 ) -> None:
-    docs = sample_docs()
-    load(es, names["index"], docs)
     before = es.count(index=names["index"])["count"]
-    seq = {h["_id"]: h["_seq_no"] for h in es.search(
-        index=names["index"], size=1000, seq_no_primary_term=True)["hits"]["hits"]}
+    seq = write_order(es, names["index"])
 
     report = tmp_path / "report.html"
     assert main(hygiene(es_url, names["index"], "--dry-run", "--report", str(report))) == 0
@@ -182,9 +191,39 @@ def test_side_index_dry_run_and_two_processes_agree(
     side = marks(es, names["side"], key="doc_id")
     assert {d: m["neardup_cluster"] for d, m in side.items()} == dedup_clusters(tmp_path, docs)
     assert_consistent(side)
-    after = {h["_id"]: h["_seq_no"] for h in es.search(
-        index=names["index"], size=1000, seq_no_primary_term=True)["hits"]["hits"]}
+    after = write_order(es, names["index"])
     assert after == seq  # --into leaves the content index untouched
+
+
+def test_slices_run_apart_then_one_finish_mark_dedups_clusters(
+    es_url: str, es: Any, names: dict[str, str], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], docs: list[dict[str, Any]],
+) -> None:
+    staging = f"{names['index']}-neardup-fingerprints-staged"
+    seq = write_order(es, names["index"])
+    # Three machines, one slice each, run apart (one with two reader processes).
+    for part, extra in (("0/3", ()), ("1/3", ("--processes", "2"))):
+        assert main(hygiene(es_url, names["index"], "--slice", part, *extra)) == 0
+    assert main(hygiene(es_url, names["index"], "--finish")) == 2  # slice 2/3 has not ended
+    out, err = capsys.readouterr()
+    assert out.count("nothing marked until one --finish run") == 2
+    assert "slice 2/3 has not ended" in err
+    assert main(hygiene(es_url, names["index"], "--slice", "2/3")) == 0
+    es.indices.refresh(index=staging)
+    assert es.count(index=staging)["count"] == len(docs)  # every document, each in one slice
+    after = write_order(es, names["index"])
+    assert after == seq  # slices write nothing on the documents
+
+    capsys.readouterr()
+    assert main(hygiene(es_url, names["index"], "--finish")) == 0
+    assert f"{len(docs)} fingerprinted by the slices" in capsys.readouterr().out
+    by_id = marks(es, names["index"])
+    assert {d: m["neardup_cluster"] for d, m in by_id.items()} == dedup_clusters(tmp_path, docs)
+    assert_consistent(by_id)  # one canonical per cluster, named by every other member
+    assert not es.indices.exists(index=staging)  # taken up
+    checkpoint = f"{names['index']}-neardup-fingerprints-checkpoint"
+    es.indices.refresh(index=checkpoint)
+    assert es.count(index=checkpoint)["count"] == 1  # the slices' checkpoints went with it
 
 
 def test_resumes_after_sigkill_with_every_document_marked_once(
@@ -271,9 +310,8 @@ def doc_examples() -> dict[str, tuple[str, dict[str, Any]]]:
 
 def test_docs_search_examples_run_against_the_marked_index(
     es_url: str, es: Any, names: dict[str, str], capsys: pytest.CaptureFixture[str],
+    docs: list[dict[str, Any]],
 ) -> None:
-    docs = sample_docs()
-    load(es, names["index"], docs)
     assert main(hygiene(es_url, names["index"])) == 0
     by_id = marks(es, names["index"])
     clusters = {m["neardup_cluster"] for m in by_id.values()}

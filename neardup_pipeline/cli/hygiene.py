@@ -54,9 +54,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--processes", type=at_least(0), default=0, metavar="N",
         help="read and fingerprint in N child processes, one slice each; the verdicts stay in "
         "this one, in order: the same marks (default: 0, all in this process)")
-    hygiene.add_argument(
+    machines = hygiene.add_mutually_exclusive_group()
+    machines.add_argument(
         "--slice", type=_slice, metavar="I/N",
-        help="only slice I of N (0-based), for N machines sharing the work")
+        help="N machines sharing the work: fingerprint slice I of N (0-based) and stage the "
+        "fingerprints; nothing is marked until one --finish run")
+    machines.add_argument(
+        "--finish", action="store_true",
+        help="after every --slice run has ended: judge all documents in one order with the "
+        "staged fingerprints and mark them (the same clusters as one machine)")
     hygiene.add_argument("--dry-run", action="store_true",
                          help="change nothing; write the HTML report of what would be marked")
     hygiene.add_argument("--report", type=Path, default=DEFAULT_REPORT, metavar="PATH",
@@ -95,7 +101,8 @@ def options_from_args(args: argparse.Namespace) -> HygieneOptions:
     return HygieneOptions(
         url=args.es, index=args.index, config=config, spec=spec, into=args.into,
         fingerprint_index=args.fingerprint_index, processes=args.processes,
-        slice_=args.slice, dry_run=args.dry_run, window=args.window, batch=args.batch,
+        slice_=args.slice, finish=args.finish, dry_run=args.dry_run, window=args.window,
+        batch=args.batch,
     )
 
 
@@ -124,11 +131,25 @@ def summary_line(options: HygieneOptions, result: RunResult) -> str:
     """The one line a run ends with."""
     c = result.counts
     rate = result.read_now / result.seconds if result.seconds else 0.0
+    if options.slice_ is not None:
+        part, of = options.slice_
+        tagged = f", {c['bad_field']:,} bad_field" if c["bad_field"] else ""
+        return (
+            f"neardup hygiene: slice {part}/{of}: {c['read']:,} documents read "
+            f"({result.read_now:,} in {result.seconds:.1f} s, {rate:,.0f} docs/s"
+            f"{', resumed from its checkpoint' if result.resumed else ''}): {c['staged']:,} "
+            f"fingerprints staged, {c['staged_before']:,} staged before, {c['unchanged']:,} "
+            f"unchanged since the last run{tagged}; nothing marked until one --finish run "
+            "after every slice has ended"
+        )
     target = f"side index {options.into}" if options.into else f"index {options.index}"
     verb = "would be written to" if options.dry_run else "written to"
     resumed = ", resumed from its checkpoint" if result.resumed else ""
     tagged = ", ".join(f"{c[k]:,} {k}" for k in ("no_text", "bad_field", "repeated_id", "gone")
                        if c[k])
+    if options.finish:
+        tagged = ", ".join(filter(None, (f"{c['from_slices']:,} fingerprinted by the slices",
+                                         tagged)))
     return (
         f"neardup hygiene: {c['read']:,} documents read ({result.read_now:,} in "
         f"{result.seconds:.1f} s, {rate:,.0f} docs/s{resumed}): {c['checked']:,} checked, "

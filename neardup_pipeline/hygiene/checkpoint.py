@@ -12,6 +12,10 @@ finds `running` continues after its position. A window killed before step 1 left
 behind (the fingerprint index holds its writes back until then). So no document is skipped,
 the fingerprint index never holds half a window, and no document is half-marked (its four
 fields are one partial update; marks written twice are the same marks).
+
+A slice that stages fingerprints (staged.py) keeps `running` and its position only: what it
+writes is the same when written twice. Each checkpoint names its run (`key`) and slice, which
+is how the run that judges finds whether every slice has ended.
 """
 
 from __future__ import annotations
@@ -47,10 +51,12 @@ class Checkpoint:
     window: list[str] = field(default_factory=list)  # `writing`: the window's `_id`s, in order
     window_end: list[int] | None = None  # `writing`: the window's last position
     undo: list[dict[str, Any]] = field(default_factory=list)  # bulk actions restoring before
+    slice_: tuple[int, int] | None = None  # a slice staging fingerprints: (I, N)
 
     def as_source(self) -> dict[str, Any]:
         return {"state": self.state, "position": self.position, "counts": self.counts,
                 "window": self.window, "window_end": self.window_end, "undo": self.undo,
+                "slice": list(self.slice_) if self.slice_ else None,
                 "updated": datetime.now(timezone.utc).isoformat()}
 
     @classmethod
@@ -58,6 +64,7 @@ class Checkpoint:
         def position(value: object) -> list[int] | None:
             return [int(v) for v in value] if isinstance(value, list) else None
 
+        part = position(source.get("slice"))
         return cls(
             str(source.get("state") or RUNNING),
             position(source.get("position")),
@@ -65,6 +72,7 @@ class Checkpoint:
             [str(i) for i in source.get("window") or []],
             position(source.get("window_end")),
             list(source.get("undo") or []),
+            (part[0], part[1]) if part and len(part) == 2 else None,
         )
 
 
@@ -72,7 +80,7 @@ class CheckpointStore:
     """One checkpoint document per (content index, target, slice) in the checkpoint index."""
 
     def __init__(self, connection: Connection, index: str, key: str) -> None:
-        self.connection, self.index, self.key = connection, index, es_id(key)
+        self.connection, self.index, self.name, self.key = connection, index, key, es_id(key)
 
     def prepare(self) -> None:
         client = self.connection.client
@@ -101,12 +109,40 @@ class CheckpointStore:
     def save(self, checkpoint: Checkpoint) -> None:
         """Durable when this returns (the server's translog), whatever happens to this process."""
         client = self.connection.client
-        source = checkpoint.as_source()
+        source = {**checkpoint.as_source(), "key": self.name}
         try:
             self.connection.call(partial(client.index, index=self.index, id=self.key,
                                          document=source))
         except ApiError as exc:
             raise IndexFailure(f"saving the checkpoint failed: {describe(exc)}") from exc
+
+
+    def runs(self) -> dict[str, Checkpoint]:
+        """Every run's checkpoint in this index (a few: one per content index, target and
+        slice), by its key (refreshed first: a slice that just ended is seen)."""
+        client = self.connection.client
+        try:
+            self.connection.call(lambda: client.options(ignore_status=404).indices.refresh(
+                index=self.index))
+            response = self.connection.call(partial(
+                client.options(ignore_status=404).search, index=self.index, size=10_000,
+                query={"match_all": {}}, source_includes=["key", "state", "slice"]))
+        except ApiError as exc:
+            raise IndexFailure(f"reading the checkpoints failed: {describe(exc)}") from exc
+        hits = (response.body.get("hits") or {}).get("hits") or []
+        return {str(h["_source"]["key"]): Checkpoint.from_source(h["_source"])
+                for h in hits if h["_source"].get("key")}
+
+    def delete(self, keys: Sequence[str]) -> None:
+        """Remove the checkpoints of these runs (slices whose work the judging run took up)."""
+        client = self.connection.client
+        for key in keys:
+            try:
+                self.connection.call(partial(client.options(ignore_status=404).delete,
+                                             index=self.index, id=es_id(key)))
+            except ApiError as exc:
+                raise IndexFailure(f"removing checkpoint {key!r} failed: {describe(exc)}") \
+                    from exc
 
 
 def undo_record(

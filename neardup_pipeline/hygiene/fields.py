@@ -50,7 +50,8 @@ class Item:
     problem: str | None = None
     source_hash: str = ""
     known: bool = False  # checked by an earlier run with this very content: nothing to do
-    fingerprint: Fingerprint | None = None  # computed in a reader process
+    fingerprint: Fingerprint | None = None  # computed in a reader process, or by a slice
+    staged: bool = False  # `fingerprint` is a slice's (staged.py)
 
 
 def value_at(source: Mapping[str, Any], path: str) -> object:

@@ -53,9 +53,14 @@ class Judge:
             assert item.doc is not None
             docs.append(item.doc)
             self.recording.stamp(item.doc_id, item.es_id, item.source_hash)
-        fingerprints = [item.fingerprint for item in chunk]
-        ready = [fp for fp in fingerprints if fp is not None]
-        verdicts = self.dedup.process_batch(docs, ready if len(ready) == len(docs) else None)
+        self.counts["from_slices"] += sum(item.staged for item in chunk)
+        fingerprints = None
+        if any(item.fingerprint is not None for item in chunk):
+            # made elsewhere (a reader process, a slice); one a reader could not make, here
+            fingerprint = self.dedup.fingerprinter.fingerprint
+            fingerprints = [item.fingerprint or fingerprint(doc, self.recording)
+                            for item, doc in zip(chunk, docs, strict=True)]
+        verdicts = self.dedup.process_batch(docs, fingerprints)
         for item, verdict in zip(chunk, verdicts, strict=True):
             if verdict.status != "ok":
                 self.counts[NO_TEXT] += 1

@@ -14,7 +14,6 @@ from neardup_pipeline.index.base import (
     ForwardingIndex,
     IndexEntry,
     Membership,
-    SupportsPublish,
     candidates_many,
     memberships,
 )
@@ -109,13 +108,3 @@ class RecordingIndex(ForwardingIndex):
         if self._overlay is None:
             self.index.flush()
 
-
-class SharedRecordingIndex(RecordingIndex):
-    """For machines sharing the work (`--slice`): pages decided here are put in the fingerprint
-    index's write order, and compared with what other machines put there at the same moment
-    (the Deduplicator does it for an index that publishes)."""
-
-    def publish(self) -> list[IndexEntry]:
-        if not isinstance(self.index, SupportsPublish):
-            return []
-        return self.index.publish()

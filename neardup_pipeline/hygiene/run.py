@@ -1,11 +1,13 @@
 """One hygiene run: read the content index in order, check each new document against the
-persistent fingerprint index, write the marks window by window behind a checkpoint."""
+persistent fingerprint index, write the marks window by window behind a checkpoint. With
+`--finish`, the fingerprints `--slice` runs staged are taken up (staged.py); a `--slice` run
+itself is stage.py's."""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -28,8 +30,9 @@ from neardup_pipeline.hygiene.judge import Judge
 from neardup_pipeline.hygiene.known import with_known
 from neardup_pipeline.hygiene.marks import Mark
 from neardup_pipeline.hygiene.reader import PointInTime, count_documents
-from neardup_pipeline.hygiene.recording import RecordingIndex, SharedRecordingIndex
-from neardup_pipeline.hygiene.workers import ReadPlan, SliceReaders, read_items
+from neardup_pipeline.hygiene.recording import RecordingIndex
+from neardup_pipeline.hygiene.staged import StagedFingerprints, slices_to_take_up
+from neardup_pipeline.hygiene.workers import ReadPlan, windows
 from neardup_pipeline.hygiene.writer import InPlaceWriter, MarkWriter, SideIndexWriter
 from neardup_pipeline.index.base import FingerprintIndex
 from neardup_pipeline.index.elastic.connection import Connection, describe
@@ -53,6 +56,7 @@ class HygieneOptions:
     fingerprint_index: str | None = None
     processes: int = 0
     slice_: tuple[int, int] | None = None
+    finish: bool = False
     dry_run: bool = False
     window: int = 1000
     batch: int = 100
@@ -69,15 +73,29 @@ class HygieneOptions:
         return self.into or self.index
 
     @property
+    def checkpoints(self) -> str:
+        return f"{self.fingerprints}-checkpoint"
+
+    @property
+    def staging(self) -> str:
+        """Where `--slice` runs stage fingerprints for `--finish` (staged.py)."""
+        return f"{self.fingerprints}-staged"
+
+    @property
     def checkpoint_key(self) -> str:
         part = f"slice {self.slice_[0]}/{self.slice_[1]}" if self.slice_ else "all"
         return f"{self.index} -> {self.target} ({part})"
+
+    def is_my_slice(self, key: str) -> bool:
+        """Whether a checkpoint key is a `--slice` run of this content index and target."""
+        return key.startswith(f"{self.index} -> {self.target} (slice ")
 
 
 @dataclass
 class RunResult:
     """What a run did: counts (read, checked, duplicates, unchanged, no_text, bad_field,
-    repeated_id, gone, marked), bad fields by problem, and (dry run) the marks."""
+    repeated_id, gone, marked, from_slices; a slice: staged, staged_before), bad fields by
+    problem, and (dry run) the marks."""
 
     counts: Counter[str] = field(default_factory=Counter)
     problems: Counter[str] = field(default_factory=Counter)
@@ -94,9 +112,15 @@ def check_options(options: HygieneOptions) -> None:
             raise ConfigError(f"{name!r} is not one concrete Elasticsearch index name")
     if options.into == options.index:
         raise ConfigError("--into names the content index itself; leave it out to mark in place")
-    if options.processes and not can_offload(options.config):
-        raise ConfigError("--processes needs methods that fingerprint without the index "
+    parallel = [name for name, on in (("--processes", options.processes),
+                                      ("--slice", options.slice_), ("--finish", options.finish))
+                if on]
+    if parallel and not can_offload(options.config):
+        raise ConfigError(f"{parallel[0]} needs methods that fingerprint without the index "
                           "(simhash, minhash, bag, auto)")
+    if options.slice_ is not None and (options.finish or options.dry_run):
+        raise ConfigError("--slice stages fingerprints for one --finish run (which may be a "
+                          "--dry-run): give it neither")
     if "anchors" in options.config.method_names and not options.config.anchors.model:
         raise ConfigError("--method anchors needs --anchors-model (fit one with `neardup anchors "
                           "fit` on documents like these)")
@@ -112,15 +136,20 @@ def run_hygiene(
     """The run. `on_start(total, already_done)` once the index is counted; `on_read(n)` as
     documents are read (the progress bar)."""
     check_options(options)
+    if options.slice_ is not None:
+        from neardup_pipeline.hygiene.stage import stage_slice
+
+        return stage_slice(options, on_start, on_read)
     started = time.monotonic()
     connection = connect(options.url, options.config)
     result = RunResult()
     try:
         total = count_documents(connection, options.index)
         store = None if options.dry_run else CheckpointStore(
-            connection, f"{options.fingerprints}-checkpoint", options.checkpoint_key)
+            connection, options.checkpoints, options.checkpoint_key)
         writer: MarkWriter = (SideIndexWriter(connection, options.into) if options.into
                               else InPlaceWriter(connection, options.index))
+        slices = _slices_to_take_up(connection, options)
         interrupted: Checkpoint | None = None
         if store is not None:
             store.prepare()
@@ -130,8 +159,7 @@ def run_hygiene(
                 interrupted = None  # an incremental run: from the start, known pages skipped
         base = _fingerprint_index(connection, options)
         try:
-            shared = SharedRecordingIndex if options.slice_ else RecordingIndex
-            recording = shared(base, dry_run=options.dry_run)
+            recording = RecordingIndex(base, dry_run=options.dry_run)
             judge = Judge(Deduplicator(recording, options.config), recording, options.batch)
             commit = _Committer(options, connection, store, writer, base, judge, result)
             position = commit.resume(interrupted)
@@ -139,15 +167,18 @@ def run_hygiene(
             with PointInTime(connection, options.index) as pit:
                 plan = ReadPlan(options.url, options.config, options.spec, pit.id,
                                 options.fingerprints, tuple(position) if position else None,
-                                options.slice_, options.page)
-                for window in _windows(connection, plan, options):
+                                None, options.page, options.staging if options.finish else None)
+                for window in windows(connection, plan, options.processes, options.window):
                     result.read_now += len(window)
                     commit.window(window, list(window[-1].key))
                     on_read(len(window))
             commit.finish()
             result.problems = judge.problems
+            if store is not None and options.finish:  # the slices' work is in the marks now
+                StagedFingerprints(connection, options.staging, judge.dedup.fingerprinter).drop()
+                store.delete(slices)
         finally:
-            base.close()
+            base.close()  # closes the client they share
     finally:
         connection.client.close()  # the fingerprint index shares it: closed after it
     result.seconds = time.monotonic() - started
@@ -244,29 +275,17 @@ def _fingerprint_index(connection: Connection, options: HygieneOptions) -> Finge
                 from exc
         if not exists:
             return MemoryIndex()
-    # The write log orders several writers: machines given a slice each; one run is one writer.
+    # One writer: slices stage fingerprints elsewhere, and only this run records verdicts.
     return ElasticIndex(
         client, fingerprint_index=options.fingerprints, bulk_size=NEVER_FLUSH,
         location=connection.location, retry_seconds=connection.retry_seconds,
-        ordered=options.slice_ is not None, manage_templates=connection.manage_templates)
+        ordered=False, manage_templates=connection.manage_templates)
 
 
-def _windows(connection: Connection, plan: ReadPlan,
-             options: HygieneOptions) -> Iterator[list[Item]]:
-    """The documents in the run's order, `options.window` at a time."""
-    readers = SliceReaders(plan, options.processes) if options.processes else None
-    try:
-        items: Iterator[Item] = (
-            readers.items() if readers is not None
-            else (item for page in read_items(connection, plan) for item in page))
-        window: list[Item] = []
-        for item in items:
-            window.append(item)
-            if len(window) >= options.window:
-                yield window
-                window = []
-        if window:
-            yield window
-    finally:
-        if readers is not None:
-            readers.close()
+def _slices_to_take_up(connection: Connection, options: HygieneOptions) -> list[str]:
+    """`--finish`: the checkpoint keys of the slices whose staged fingerprints this run takes
+    up, every one of them ended (else ConfigError); no `--finish`: none."""
+    if not options.finish:
+        return []
+    runs = CheckpointStore(connection, options.checkpoints, options.checkpoint_key).runs()
+    return slices_to_take_up({k: cp for k, cp in runs.items() if options.is_my_slice(k)})

@@ -1,7 +1,8 @@
 """Reading and fingerprinting in child processes, one slice each, merged back into one order.
 
 Each child reads its slice of the point in time in the run's order, leaves out what earlier
-runs checked (known.py) and fingerprints the rest: the CPU work. The parent merges the slices by
+runs checked (known.py), takes what slices staged (staged.py) and fingerprints the rest: the
+CPU work. The parent merges the slices by
 sort key (every slice is in the same order, so the merge is the whole index's order) and does
 every lookup and verdict itself, in that order: the clusters are those of one process."""
 
@@ -22,6 +23,7 @@ from neardup_pipeline.hygiene.connect import connect
 from neardup_pipeline.hygiene.fields import FieldSpec, Item, item_of
 from neardup_pipeline.hygiene.known import with_known
 from neardup_pipeline.hygiene.reader import read_pages
+from neardup_pipeline.hygiene.staged import StagedFingerprints
 from neardup_pipeline.index.elastic.connection import Connection
 
 QUEUE_PAGES = 4  # pages a child reads ahead of the parent: bounds memory
@@ -40,23 +42,29 @@ class ReadPlan:
     after: tuple[int, ...] | None = None
     slice_: tuple[int, int] | None = None
     page: int = 500
+    staged: str | None = None  # the staging index to take fingerprints from (`--finish`)
 
 
 def read_items(
     connection: Connection, plan: ReadPlan, fingerprinter: Fingerprinter | None = None
 ) -> Iterator[list[Item]]:
-    """The plan's documents page by page; `fingerprinter`: new ones fingerprinted here."""
+    """The plan's documents page by page, with their staged fingerprints (`plan.staged`);
+    `fingerprinter`: the other new ones fingerprinted here."""
+    staged = None if plan.staged is None else StagedFingerprints(
+        connection, plan.staged, fingerprinter or Fingerprinter(plan.config))
     for hits in read_pages(connection, plan.pit_id, plan.spec, page=plan.page, after=plan.after,
                            slice_=plan.slice_):
         items = with_known(connection, plan.fingerprint_index,
                            [item_of(hit, plan.spec) for hit in hits])
+        if staged is not None:
+            items = staged.fill(items)
         if fingerprinter is not None:
             items = [_fingerprinted(fingerprinter, item) for item in items]
         yield items
 
 
 def _fingerprinted(fingerprinter: Fingerprinter, item: Item) -> Item:
-    if item.doc is None or item.known:
+    if item.doc is None or item.known or item.fingerprint is not None:
         return item
     try:
         fp = fingerprinter.fingerprint(item.doc)
@@ -127,3 +135,25 @@ class SliceReaders:
         for out in self._queues:
             out.close()
             out.cancel_join_thread()
+
+
+def windows(connection: Connection, plan: ReadPlan, processes: int, size: int,
+            fingerprinter: Fingerprinter | None = None) -> Iterator[list[Item]]:
+    """The plan's documents in the run's order, `size` at a time: read (and fingerprinted) by
+    `processes` children, or else in this process (`fingerprinter`: fingerprinted here too)."""
+    readers = SliceReaders(plan, processes) if processes else None
+    try:
+        items: Iterator[Item] = (
+            readers.items() if readers is not None
+            else (item for page in read_items(connection, plan, fingerprinter) for item in page))
+        window: list[Item] = []
+        for item in items:
+            window.append(item)
+            if len(window) >= size:
+                yield window
+                window = []
+        if window:
+            yield window
+    finally:
+        if readers is not None:
+            readers.close()
