@@ -21,7 +21,8 @@ from neardup_pipeline.cli.options import (
 )
 from neardup_pipeline.errors import ConfigError, ReportError
 from neardup_pipeline.hygiene.fields import ID_FIELD, FieldSpec
-from neardup_pipeline.hygiene.run import HygieneOptions, RunResult, run_hygiene
+from neardup_pipeline.hygiene.options import HygieneOptions, RunResult
+from neardup_pipeline.hygiene.run import run_hygiene
 
 DEFAULT_REPORT = Path("hygiene-report.html")
 BULK_TIMEOUT = 60.0  # seconds per request, unless --es-request-timeout or its variable says

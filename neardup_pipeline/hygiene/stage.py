@@ -11,18 +11,15 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.hygiene.checkpoint import FINISHED, RUNNING, Checkpoint, CheckpointStore
 from neardup_pipeline.hygiene.connect import connect
 from neardup_pipeline.hygiene.fields import Item
+from neardup_pipeline.hygiene.options import HygieneOptions, RunResult
 from neardup_pipeline.hygiene.reader import PointInTime, count_documents
 from neardup_pipeline.hygiene.staged import StagedFingerprints
 from neardup_pipeline.hygiene.workers import ReadPlan, windows
-
-if TYPE_CHECKING:
-    from neardup_pipeline.hygiene.run import HygieneOptions, RunResult
 
 
 def stage_slice(
@@ -32,8 +29,6 @@ def stage_slice(
 ) -> RunResult:
     """Stage slice `options.slice_`'s fingerprints. Counts: read, staged, staged_before,
     unchanged, bad_field."""
-    from neardup_pipeline.hygiene.run import RunResult
-
     assert options.slice_ is not None
     started = time.monotonic()
     connection = connect(options.url, options.config)
