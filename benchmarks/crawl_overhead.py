@@ -37,8 +37,11 @@ Every mode runs the same settings: no robots.txt, no delay, no AutoThrottle, --c
 requests in parallel, LOG_LEVEL=WARNING. Each crawl stops by itself: CLOSESPIDER_TIMEOUT, and the
 subprocess is killed 60 s after that. Printed: wall time (process start to exit), the crawl's
 own elapsed time (Scrapy stats), pages/s, the overhead of each "on" mode against "off", and the
-CPU time per page of the crawler's process and of the check process it started (getrusage): on
-two cores, the crawler, the site's server and the check share the machine.
+CPU time per page of the crawler's process and of the check process it started (getrusage), of
+the Elasticsearch server when it runs on this machine (/proc, the process listening on the
+URL's port), the batches of pages checked together (`neardup/batch/lookups`) and how busy the
+machine's cores were during the run (/proc/stat, other work included): on two cores, the
+crawler, the site's server, the check and Elasticsearch share the machine.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from contextlib import AbstractContextManager, contextmanager
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.provenance import measured_at
@@ -273,6 +277,56 @@ def crawl(
     return {"label": label, "wall": wall, **stats}
 
 
+# --- CPU outside the crawler: the Elasticsearch server, the machine ------------------------------
+
+
+def listening_pid(url: str) -> int | None:
+    """The local process listening on the URL's port (Linux /proc; root reads every process),
+    or None: the server's CPU is then not measured."""
+    parts = urlsplit(url)
+    if parts.hostname not in ("127.0.0.1", "localhost") or parts.port is None:
+        return None
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == parts.port:
+                inodes.add(f"socket:[{fields[9]}]")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if any(os.readlink(fd) in inodes for fd in (entry / "fd").iterdir()):
+                return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def process_cpu(pid: int | None) -> float | None:
+    """User + system CPU seconds of a running process, from /proc/PID/stat."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot (/proc/stat): every process,
+    other work on a shared machine included."""
+    ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    idle = ticks[3] + ticks[4]  # idle, iowait
+    tick = os.sysconf("SC_CLK_TCK")
+    return (sum(ticks) - idle) / tick, sum(ticks) / tick
+
+
 # --- report ------------------------------------------------------------------------------------
 
 
@@ -287,14 +341,15 @@ def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server:
     overheads: dict[str, list[float]] = {}
     lines = [
         "| mode | pages crawled | wall s | crawl s | pages/s | overhead (crawl time) "
-        "| crawler CPU ms/page | check CPU ms/page | checked | duplicates | finish |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| crawler CPU ms/page | check CPU ms/page | Elasticsearch CPU ms/page | machine busy "
+        "| batches | checked | duplicates | finish |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         mode, round_number = _mode_and_round(r["label"])
         base = offs.get(round_number)
         if "error" in r:
-            lines.append(f"| {r['label']} | - | - | - | - | - | - | - | - | - "
+            lines.append(f"| {r['label']} | - | - | - | - | - | - | - | - | - | - | - | - "
                          f"| {r['error'][:80]} |")
             continue
         got = r.get("response_received_count") or 0
@@ -309,7 +364,9 @@ def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server:
         lines.append(
             f"| {r['label']} | {got:,} | {r['wall']:.1f} | {elapsed:.1f} | {got / elapsed:,.1f} "
             f"| {overhead} | {_per_page(r.get('cpu/crawler'), got)} "
-            f"| {_per_page(r.get('cpu/helpers'), got)} | {r.get('neardup/checked') or '-'} "
+            f"| {_per_page(r.get('cpu/helpers'), got)} | {_per_page(r.get('cpu/server'), got)} "
+            f"| {_busy(r)} | {r.get('neardup/batch/lookups') or '-'} "
+            f"| {r.get('neardup/checked') or '-'} "
             f"| {r.get('neardup/duplicates') or '-'} | {r.get('finish_reason')} |"
         )
     if any(len(shares) > 1 for shares in overheads.values()):
@@ -319,6 +376,12 @@ def report(runs: Sequence[dict[str, Any]], pages: int, concurrency: int, server:
                   for mode, shares in overheads.items()]
     return (f"{measured_at()}: {pages:,}-page site on 127.0.0.1 served by {server}, "
             f"CONCURRENT_REQUESTS={concurrency}\n\n" + "\n".join(lines))
+
+
+def _busy(run: dict[str, Any]) -> str:
+    """The machine's CPU use during the run, of its cores (2 cores, both busy: 100%)."""
+    busy, total = run.get("cpu/machine_busy"), run.get("cpu/machine_total")
+    return f"{100 * busy / total:.0f}%" if busy is not None and total else "-"
 
 
 def _per_page(seconds: float | None, pages: int) -> str:
@@ -422,11 +485,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 env = {k: v.replace(".sqlite", f".{round_number}.sqlite") for k, v in env.items()}
             print(f"[crawl] {label} ...", file=sys.stderr, flush=True)
             env, index = on_backend(env, backend)
+            server = listening_pid(backend) if index is not None else None
+            server_before, machine_before = process_cpu(server), machine_cpu()
             try:
                 run = crawl(label, start_url, env, args.concurrency, args.timeout)
             finally:
                 if index is not None:
                     drop_index(backend, index)
+            server_after, machine_after = process_cpu(server), machine_cpu()
+            if server_before is not None and server_after is not None:
+                run["cpu/server"] = server_after - server_before  # its drop_index included
+            run["cpu/machine_busy"] = machine_after[0] - machine_before[0]
+            run["cpu/machine_total"] = machine_after[1] - machine_before[1]
             runs.append(run)
             print(f"[crawl] {label}: {json.dumps(run)[:400]}", file=sys.stderr, flush=True)
     print(report(runs, args.pages, args.concurrency, args.server))

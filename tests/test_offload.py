@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from neardup_pipeline import Document, NearDupConfig
 from neardup_pipeline.errors import FingerprintCrash
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import MemoryIndex
+from neardup_pipeline.parallel.child import OrderedChild, batched
 from neardup_pipeline.parallel.offload import (
     CheckProcess,
     FingerprintWorkers,
@@ -119,7 +121,10 @@ def test_check_process_gives_the_in_process_verdicts_and_survives_a_crash(
     docs = corpus_with_copies(seed=4)
     config = NearDupConfig(backend=f"sqlite:{tmp_path / 'child.sqlite'}")
     assert can_check_in_child(config)
-    assert not can_check_in_child(config.replace(backend="http://127.0.0.1:9200"))
+    assert can_check_in_child(config.replace(backend="http://127.0.0.1:9200"))
+    assert can_check_in_child(config.replace(backend="http://127.0.0.1:9200", pages_index="p"))
+    assert not can_check_in_child(config.replace(backend="http://127.0.0.1:9200",
+                                                 methods=("rarewords",)))
     assert not can_check_in_child(config.replace(pages_index="neardup-pages"))
     local = Deduplicator(MemoryIndex(), config)
     checker = CheckProcess(config)
@@ -215,3 +220,31 @@ def test_a_poison_page_stops_only_itself_in_a_batch_on_elasticsearch(
     assert outcome(o.verdict for o in checked if isinstance(o, Checked)) == outcome(
         alone.process(doc) for doc in docs)
     assert session.counts["batch/pages"] >= 2 * session.counts["batch/lookups"] >= 4
+
+
+def _batch_sizes(calls: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
+    time.sleep(0.2)  # the calls after these wait in the pipe meanwhile
+    return [(args[0], len(calls)) for args in calls]
+
+
+@batched(_batch_sizes, limit=50)
+def _sized(n: int) -> tuple[int, int]:
+    return _batch_sizes([(n,)])[0]
+
+
+def test_ordered_child_runs_the_waiting_calls_of_a_batched_function_together() -> None:
+    """The Elasticsearch check's batches in the check process: what waits runs as one call,
+    at most `limit`, in submission order; another function's call waits its turn."""
+    child = OrderedChild()
+    try:
+        futures = [child.submit(_sized, n) for n in range(120)]
+        pid = child.submit(os.getpid)
+        after = child.submit(_sized, 120)
+        results = [future.result(60) for future in futures]
+        assert pid.result(60) == child.pid
+        assert after.result(60) == (120, 1)
+    finally:
+        child.shutdown()
+    assert [n for n, _ in results] == list(range(120))
+    sizes = [size for _, size in results]
+    assert 1 < max(sizes) <= 50  # batched, never past the limit

@@ -29,8 +29,12 @@ from multiprocessing.connection import Connection
 from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 _STOP = b""  # asks the child to leave once the calls before it are done
+# `batched` functions: how their waiting calls run together (filled as their modules import,
+# in the child too, where a call's function is unpickled by importing its module)
+_BATCHED: dict[Callable[..., Any], tuple[Callable[[list[tuple[Any, ...]]], list[Any]], int]] = {}
 
 
 def _frame(payload: bytes) -> bytes:
@@ -187,19 +191,59 @@ class OrderedChild(Executor):
                 future.set_exception(BrokenProcessPool(why))
 
 
+def batched(
+    many: Callable[[list[tuple[Any, ...]]], list[Any]], limit: int = 200
+) -> Callable[[F], F]:
+    """Mark a child function whose calls may run together: the calls to it that wait in the
+    pipe one after another (up to `limit`) are run as one `many(list of their args)`, which
+    returns their results in order (each a result, never raising for one call)."""
+
+    def mark(fn: F) -> F:
+        _BATCHED[fn] = (many, limit)
+        return fn
+
+    return mark
+
+
 def _serve(calls: Connection, replies: Connection, initializer: Callable[[], None] | None) -> None:
-    """The child: run each call as it comes; reply (seq, ok, result or exception)."""
+    """The child: run each call as it comes; reply (seq, ok, result or exception). Calls of a
+    `batched` function that are waiting together run as one batch."""
     if initializer is not None:
         initializer()
-    while (data := calls.recv_bytes()) != _STOP:
+    waiting: deque[bytes] = deque()
+    while (data := waiting.popleft() if waiting else calls.recv_bytes()) != _STOP:
         seq, fn, args = pickle.loads(data)
-        try:
-            reply = (seq, True, fn(*args))
-        except BaseException as exc:  # the caller sees the call's own exception
-            reply = (seq, False, exc)
-        try:
-            payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:
-            payload = pickle.dumps((seq, False, RuntimeError(f"unpicklable result: {exc!r}")))
-        replies.send_bytes(payload)
+        batch_of = _BATCHED.get(fn)
+        if batch_of is None:
+            _reply(replies, seq, *_run(fn, args))
+            continue
+        many, limit = batch_of
+        group: list[tuple[int, tuple[Any, ...]]] = [(seq, args)]
+        while len(group) < limit and calls.poll():
+            data = calls.recv_bytes()
+            if data != _STOP:
+                call = pickle.loads(data)
+                if call[1] is fn:
+                    group.append((call[0], call[2]))
+                    continue
+            waiting.append(data)  # another call (or the stop): after this batch
+            break
+        ok, results = _run(many, ([args for _, args in group],))
+        for index, (call_seq, _) in enumerate(group):
+            _reply(replies, call_seq, ok, results[index] if ok else results)
     replies.close()
+
+
+def _run(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
+    try:
+        return True, fn(*args)
+    except BaseException as exc:  # the caller sees the call's own exception
+        return False, exc
+
+
+def _reply(replies: Connection, seq: int, ok: bool, value: Any) -> None:
+    try:
+        payload = pickle.dumps((seq, ok, value), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        payload = pickle.dumps((seq, False, RuntimeError(f"unpicklable result: {exc!r}")))
+    replies.send_bytes(payload)

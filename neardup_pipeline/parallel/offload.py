@@ -1,4 +1,4 @@
-"""Fingerprinting (and, on an embedded index, the whole check) in child processes, so a
+"""Fingerprinting (and, with self-contained methods, the whole check) in child processes, so a
 crawler's own process keeps its core for Scrapy.
 
 HTML parsing, normalisation and signatures are CPU work under the GIL: in the crawler's process
@@ -17,7 +17,8 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import FingerprintCrash
@@ -178,27 +179,60 @@ def _fingerprint_all(docs: list[Document]) -> list[Fingerprint]:
 
 
 def can_check_in_child(config: NearDupConfig) -> bool:
-    """Whether one child process can own the whole check: an embedded index (memory, SQLite),
-    self-contained methods, and no Elasticsearch pages index to keep beside it."""
+    """Whether one child process can own the whole check: self-contained methods, and an
+    embedded index (memory, SQLite; no Elasticsearch pages index to keep beside it) or an
+    Elasticsearch server (the child opens its own client, pages index included)."""
+    if not can_offload(config):
+        return False
+    if is_shared(config):
+        return True
     embedded = config.backend == "memory" or config.backend.startswith("sqlite:")
-    return embedded and can_offload(config) and not config.elastic.pages_index
+    return embedded and not config.elastic.pages_index
+
+
+def is_shared(config: NearDupConfig) -> bool:
+    """Elasticsearch: an index that can go away while the crawl goes on."""
+    return config.backend.startswith(("http://", "https://"))
+
+
+@dataclass(frozen=True)
+class ChildCalls:
+    """What the check process runs (module-level functions, pickled by name): `open(config,
+    *args)` once per child, `check(doc)` per page in order, `close()` at the end."""
+
+    open: Callable[..., Any]
+    check: Callable[[Document], Any]
+    close: Callable[[], Any]
 
 
 class CheckProcess(_ChildPool[OrderedChild]):
-    """One child process that owns the Deduplicator and its embedded index.
+    """One child process that owns the check and its index.
 
     The crawler's process then only hands pages over and waits: fingerprinting, lookups and
     verification all run on another core, without the reactor's GIL. One worker executes its
     queue in order, so pages are checked in the order they were submitted (read-after-write
-    holds as on one thread). A child that dies is restarted on the same index file; a memory
-    index starts empty again, and writes not yet committed to SQLite are lost with it.
+    holds as on one thread). A child that dies is restarted and opened again with the same
+    arguments: on the same index file (a memory index starts empty again, writes not yet
+    committed to SQLite are lost with it) or the same Elasticsearch index and spool.
+
+    `calls` default to a Deduplicator on an embedded index; the pipeline gives its own for
+    Elasticsearch (scrapy/check/remote.py). A restarted child opens with `reopen_config` when
+    given (mid-crawl, Elasticsearch starts degraded if the server is away), and `reopened`
+    receives what that open returned.
     """
 
-    def __init__(self, config: NearDupConfig) -> None:
+    def __init__(self, config: NearDupConfig, calls: ChildCalls | None = None,
+                 open_args: tuple[Any, ...] = (),
+                 reopened: Callable[[Any], None] | None = None,
+                 reopen_config: NearDupConfig | None = None) -> None:
         if not can_check_in_child(config):
-            raise ValueError("the whole check runs in a child only with an embedded index and "
-                             "self-contained methods")
+            raise ValueError("the whole check runs in a child only with self-contained methods "
+                             "and an embedded index or Elasticsearch")
         self.config = config
+        self.calls = calls or EMBEDDED_CALLS
+        self._open_args = open_args
+        self._reopened = reopened
+        self._reopen_config = reopen_config or config
         super().__init__()
 
     def _start(self) -> OrderedChild:
@@ -210,25 +244,31 @@ class CheckProcess(_ChildPool[OrderedChild]):
         return self._pool.pid
 
     def _restarted(self) -> None:
-        self.open()  # the same index file, opened again by the new child
+        # the same index, opened again by the new child
+        opened = self._open(self._reopen_config)
+        if self._reopened is not None:
+            self._reopened(opened)
 
-    def open(self) -> int:
+    def open(self) -> Any:
         """Open the index in the child (its errors, e.g. other parameters, are raised here);
-        the number of fingerprints it holds."""
-        return self._pool.submit(_checker_open, self.config).result()
+        with the embedded calls, the number of fingerprints it holds."""
+        return self._open(self.config)
 
-    def submit(self, doc: Document) -> Future[Verdict] | None:
+    def _open(self, config: NearDupConfig) -> Any:
+        return self._pool.submit(self.calls.open, config, *self._open_args).result()
+
+    def submit(self, doc: Document) -> Future[Any] | None:
         """Queue `doc` for checking now (thread-safe; checked in submission order)."""
-        return self._submit(_checker_process, doc)
+        return self._submit(self.calls.check, doc)
 
-    def result(self, doc: Document, pending: Future[Verdict] | None) -> Verdict:
+    def result(self, doc: Document, pending: Future[Any] | None) -> Any:
         """The verdict `submit` queued (None: queue it now), tried twice (see `_wait`)."""
-        return self._wait(_checker_process, doc, pending)
+        return self._wait(self.calls.check, doc, pending)
 
-    def close(self) -> None:
-        """Flush and close the index in the child, then stop it."""
+    def close(self) -> Any:
+        """Flush and close the index in the child, then stop it; what its close returned."""
         try:
-            self._pool.submit(_checker_close).result()
+            return self._pool.submit(self.calls.close).result()
         finally:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
@@ -259,3 +299,6 @@ def _checker_close() -> None:
     if _CHECKER is not None:
         checker, _CHECKER = _CHECKER, None
         checker.index.close()
+
+
+EMBEDDED_CALLS = ChildCalls(_checker_open, _checker_process, _checker_close)

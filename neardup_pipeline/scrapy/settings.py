@@ -46,14 +46,16 @@ class ScrapySettings:
     fingerprint_processes: int = field(
         default=1,
         metadata=doc(
-            "Child processes that take the CPU work out of the crawler's process. Embedded "
-            "index (memory, SQLite) with simhash/minhash/bag/auto and no pages index: one "
-            "child owns the whole check (fingerprint, lookup, record, in page order); "
-            "otherwise children fingerprint and the pipeline's worker thread looks up. `0`: "
-            "everything on the worker thread. A child that dies is restarted (SQLite writes "
-            "not yet committed are lost with it) and the pages in flight are tried once "
-            "more; a page that kills it twice passes tagged `error`. The children ignore "
-            "Ctrl-C: the crawler's shutdown closes them, index committed"
+            "Child processes that take the CPU work out of the crawler's process. With "
+            "simhash/minhash/bag/auto, one child owns the whole check (fingerprint, lookup, "
+            "record, in page order) on an embedded index (memory, SQLite, no pages index) or "
+            "Elasticsearch (degraded mode and spool included; any value above 0 is that one "
+            "child); otherwise children fingerprint and the pipeline's worker thread looks up. "
+            "`0`: everything on the worker thread. A child that dies is restarted (SQLite "
+            "writes not yet committed are lost with it; Elasticsearch entries not yet bulked "
+            "stay in the write log) and the pages in flight are tried once more; a page that "
+            "kills it twice passes tagged `error`. The children ignore Ctrl-C: the crawler's "
+            "shutdown closes them, index committed"
         ),
     )
     html_field: str = field(default="html", metadata=doc("Item field holding the page's HTML"))

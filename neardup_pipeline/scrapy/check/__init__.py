@@ -14,8 +14,9 @@ __all__ = ["Checked", "PageChecker", "choose_checker"]
 
 
 def choose_checker(config: NearDupConfig, worker: WorkerThread, stats: CrawlStats) -> PageChecker:
-    """With NEARDUP_FINGERPRINT_PROCESSES, the whole check in a child where the index is
-    embedded, else fingerprints in children where the methods allow it; else on the thread."""
+    """With NEARDUP_FINGERPRINT_PROCESSES and self-contained methods, the whole check in a child
+    (embedded index or Elasticsearch), else fingerprints in children where the methods allow
+    it; else on the thread."""
     if config.scrapy.fingerprint_processes and can_check_in_child(config):
         return ChildProcessChecker(config, worker, stats)
     if config.scrapy.fingerprint_processes and can_offload(config):
