@@ -26,8 +26,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
 FLAT_NAMES = {
     "methods", "backend", "content", "language", "remove_stopwords", "stem", "max_html_bytes",
     "max_html_tags", "max_words", "max_token_chars", "min_tokens", "hash", "simhash_shingle",
-    "simhash_k", "minhash_threshold", "minhash_exact", "mode", "containment_threshold",
-    "containment_sample", "bag_threshold", "bag_bands", "bag_max_words", "bag_order_threshold",
+    "simhash_k", "simhash_blocks", "minhash_threshold", "minhash_exact", "mode",
+    "containment_threshold", "containment_sample", "bag_threshold", "bag_bands", "bag_max_words", "bag_order_threshold",
     "bag_subject_margin", "bag_reword_max_changed", "bag_reword_max_run", "bag_site_containment",
     "bag_site_order", "rarewords_keys",
     "rarewords_percentile", "rarewords_max_words", "rarewords_threshold", "rarewords_warmup",
@@ -64,7 +64,7 @@ def test_flat_names_reach_their_sections() -> None:
 
 
 @pytest.mark.parametrize("changes", [
-    {"simhash_blocks": 4}, {"minhash_shingle": 5}, {"anchors_floor_precision": 0.5},
+    {"simhash_bits": 32}, {"minhash_shingle": 5}, {"anchors_floor_precision": 0.5},
     {"no_such_setting": 1},
 ])
 def test_unknown_names_are_an_error(changes: dict[str, object]) -> None:

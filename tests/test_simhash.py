@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neardup_pipeline.index import MemoryIndex
+from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.errors import ConfigError
+from neardup_pipeline.fingerprint import Document
+from neardup_pipeline.index import MemoryIndex, open_index
 from neardup_pipeline.index.base import IndexEntry
+from neardup_pipeline.methods.registry import build_methods
 from neardup_pipeline.methods.simhash import (
     SimhashMethod,
     block_keys,
@@ -19,6 +24,8 @@ from neardup_pipeline.methods.simhash import (
     simhash,
 )
 from neardup_pipeline.sketch.shingles import ShingleHasher, shingle_count
+from neardup_pipeline.verdict.deduplicator import Deduplicator
+from tests.corpora import postgresql_pages
 
 u64 = st.integers(min_value=0, max_value=2**64 - 1)
 
@@ -102,3 +109,33 @@ def test_shingle_hashes_depend_on_order_and_content(hash_name: str) -> None:
     assert len(set(hasher.shingle_hashes(["a", "b", "c", "a", "b", "c"], 3).tolist())) == 3
     assert a[0] != hasher.shingle_hashes(["c", "b", "a"], 3)[0]
     assert a[0] == ShingleHasher(hash_name).shingle_hashes(["a", "b", "c"], 3)[0]  # type: ignore[arg-type]
+
+
+def test_more_lookup_blocks_find_the_same_pages_through_longer_keys(tmp_path: Path) -> None:
+    """`simhash_blocks = 6` (Manku et al.'s 20 tables at k = 3): keys of 32 bits instead of
+    16, so an index of many pages gives fewer chance candidates, and every real page's
+    verdict is the default's, on memory and on SQLite (whose tables follow the blocks)."""
+    config = NearDupConfig(methods=("simhash",), backend="memory")
+    wide = config.replace(simhash_blocks=6)
+    method = build_methods(wide)["simhash"]
+    assert isinstance(method, SimhashMethod) and method.blocks == 6
+    keys = method.keys(2**64 - 1)
+    bits = {int(key.split(":")[1], 16).bit_length() for key in keys}  # of an all-ones value
+    assert len(keys) == 20 and bits == {31, 32, 33}  # three of six blocks of 10-11 bits
+    pages = postgresql_pages()
+    half = len(pages) // 2  # the 15.18 pages, then the 15.20 ones: the first 150 of each
+    docs = [Document(p.doc_id, html=p.html) for p in (*pages[:150], *pages[half:half + 150])]
+
+    def verdicts(cfg: NearDupConfig) -> list[tuple[str | None, bool]]:
+        with open_index(cfg.backend, cfg) as index:
+            dedup = Deduplicator(index, cfg)
+            return [(v.duplicate_of, v.is_duplicate) for v in map(dedup.process, docs)]
+
+    expected = verdicts(config)
+    assert sum(d for _, d in expected) > 20  # the two releases' copies
+    assert verdicts(wide) == expected
+    assert verdicts(wide.replace(backend=f"sqlite:{tmp_path / 'fp.sqlite'}")) == expected
+    with pytest.raises(ConfigError, match="simhash_blocks"):
+        config.replace(simhash_blocks=3)  # fewer than k + 1: the pigeonhole bound fails
+    with pytest.raises(ConfigError, match="at most 64 keys"):
+        config.replace(simhash_blocks=12)  # 220 keys a page

@@ -29,7 +29,8 @@ def build_methods(
             if bag.reword_max_changed else None,
             site_containment=bag.site_containment, site_order=bag.site_order,
         ),
-        "simhash": lambda: SimhashMethod(shingle=config.simhash.shingle, k=config.simhash.k),
+        "simhash": lambda: SimhashMethod(shingle=config.simhash.shingle, k=config.simhash.k,
+                                          lookup_blocks=config.simhash.blocks),
         "minhash": lambda: MinhashMethod(
             threshold=minhash.threshold,
             exact=minhash.exact,

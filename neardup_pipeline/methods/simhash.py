@@ -6,6 +6,7 @@ occurrence weighs 1 (TF).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -20,6 +21,7 @@ from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
 
 BITS = 64  # Charikar's fingerprint width, as in Manku et al.
+MAX_KEYS = 64  # keys a fingerprint may have (blocks choose k): each is a term per page
 
 try:  # the unit-weight vote in one C loop (setup.py); without a compiler, numpy below
     from neardup_pipeline.sketch import _sketch
@@ -104,11 +106,26 @@ class SimhashSettings:
         ),
     )
 
+    blocks: int = field(
+        default=0,
+        metadata=doc(
+            "Blocks the lookup splits the fingerprint into; a key is each combination of "
+            "blocks - k of them (Manku et al.'s tables). `0`: k + 1, the fewest keys (4 of 16 "
+            "bits at k = 3), whose candidates grow as the index: about keys x pages / 2^bits "
+            "per lookup, 61 at 1M pages. `6` at k = 3: 20 keys of 32 bits, for an index of "
+            "100M pages or more (docs/capacity.md). The same pages are found either way"
+        ),
+    )
+
     def __post_init__(self) -> None:
         if self.shingle < 1:
             raise ConfigError("simhash_shingle must be >= 1")
         if not 0 <= self.k < BITS:
             raise ConfigError(f"simhash_k must lie in [0, {BITS - 1}]")
+        if self.blocks and not (self.k < self.blocks <= BITS
+                                and math.comb(self.blocks, self.k) <= MAX_KEYS):
+            raise ConfigError(f"simhash_blocks must be 0 (k + 1) or more than k = {self.k}, "
+                              f"with at most {MAX_KEYS} keys (blocks choose k)")
 
 
 @dataclass(frozen=True)
@@ -119,12 +136,14 @@ class SimhashMethod:
     shingle: int = 3
     k: int = 3
     name: str = "simhash"
+    lookup_blocks: int = 0  # 0: k + 1
 
     @property
     def blocks(self) -> int:
-        """k + 1 blocks: any two fingerprints within distance k agree on one whole block at
-        least (the pigeonhole bound), and one block per key keeps the keys fewest."""
-        return self.k + 1
+        """k + 1 blocks unless set: any two fingerprints within distance k agree on one whole
+        block at least (the pigeonhole bound), and one block per key keeps the keys fewest.
+        More blocks make keys of more bits, fewer chance candidates in a large index."""
+        return self.lookup_blocks or self.k + 1
 
     def params(self) -> dict[str, object]:
         return {"bits": BITS, "shingle": self.shingle, "k": self.k, "blocks": self.blocks}
