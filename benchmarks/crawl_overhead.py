@@ -64,9 +64,9 @@ from contextlib import AbstractContextManager, contextmanager
 from html import escape
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.local_process import listening_pid, process_cpu
 from benchmarks.provenance import measured_at
 from neardup_pipeline.scrapy.crawl import serve_local
 
@@ -278,44 +278,6 @@ def crawl(
 
 
 # --- CPU outside the crawler: the Elasticsearch server, the machine ------------------------------
-
-
-def listening_pid(url: str) -> int | None:
-    """The local process listening on the URL's port (Linux /proc; root reads every process),
-    or None: the server's CPU is then not measured."""
-    parts = urlsplit(url)
-    if parts.hostname not in ("127.0.0.1", "localhost") or parts.port is None:
-        return None
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == parts.port:
-                inodes.add(f"socket:[{fields[9]}]")
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if any(os.readlink(fd) in inodes for fd in (entry / "fd").iterdir()):
-                return int(entry.name)
-        except OSError:
-            continue
-    return None
-
-
-def process_cpu(pid: int | None) -> float | None:
-    """User + system CPU seconds of a running process, from /proc/PID/stat."""
-    if pid is None:
-        return None
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def machine_cpu() -> tuple[float, float]:

@@ -10,11 +10,12 @@ of a real Elasticsearch; each run then marks them into its own side index (`--in
 own fingerprint index, so every run starts from the same state and leaves the content index as
 it was; the in-place run comes last. Bytes stored: what a run leaves on disk, after a flush and a
 merge to one segment: the indices it made (side, fingerprints, document frequencies, checkpoint)
-and, in place, what the content index grew by. Disk writes (with --es-pid, a server on this
-machine): what the server process wrote to disk during the run (/proc/PID/io: write_bytes less
-cancelled_write_bytes), merges and translog included. The time is the commands', interpreter
-start included. Usage: python benchmarks/hygiene_throughput.py --es-url URL [--docs 100000]
-[--processes 1 2 4] [--slices 2] [--in-place-processes 2] [--es-pid PID] [--no-dedup]
+and, in place, what the content index grew by. Disk writes (a server on this machine, found
+by its port or given by --es-pid): what the server process wrote to disk during the run
+(/proc/PID/io: write_bytes less cancelled_write_bytes), merges and translog included. The time
+is the commands', interpreter start included. Usage: python benchmarks/hygiene_throughput.py
+--es-url URL [--docs 100000] [--processes 1 2 4] [--slices 2] [--in-place-processes 2]
+[--es-pid PID] [--no-dedup]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import installation_guide_pages, multisite_pages, postgresql_pages
+from benchmarks.local_process import disk_writes, listening_pid
 from benchmarks.provenance import measured_at
 from tests.corpora import WORD
 
@@ -147,14 +149,6 @@ def run_commands(argvs: list[list[str]]) -> float:
     return seconds
 
 
-def disk_writes(pid: int | None) -> int | None:
-    """Bytes the server process has written to disk so far (None: not measured)."""
-    if pid is None:
-        return None
-    fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
-    return int(fields["write_bytes"]) - int(fields["cancelled_write_bytes"])
-
-
 def marks_of(client: Any, index: str, key: str) -> dict[str, dict[str, Any]]:
     """doc id -> its neardup fields (`key`: the field naming the document, or `_id`)."""
     from elasticsearch import helpers
@@ -239,8 +233,9 @@ def main() -> int:
                         help="slices run at once, then one --finish (0: none)")
     parser.add_argument("--in-place-processes", type=int, default=2,
                         help="the in-place run's --processes (-1: no in-place run)")
-    parser.add_argument("--es-pid", type=int, help="the server's process id, when it runs on "
-                        "this machine: its disk writes are measured too")
+    parser.add_argument("--es-pid", type=int, help="the server's process id (default: the "
+                        "process listening on --es-url's port, when it runs on this machine): "
+                        "its disk writes are measured too")
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--no-dedup", action="store_true", help="skip the dedup comparison")
     args = parser.parse_args()
@@ -248,6 +243,12 @@ def main() -> int:
 
     client = Elasticsearch(args.es_url, request_timeout=600)
     print(measured_at(), flush=True)
+    if args.es_pid is None:
+        args.es_pid = listening_pid(args.es_url)
+    if disk_writes(args.es_pid) is None:
+        print("disk writes not measured: no readable server process on this machine", flush=True)
+    else:
+        print(f"disk writes of the server's process {args.es_pid}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         corpus = folder / "corpus.jsonl"
