@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -311,3 +312,16 @@ def test_there_is_one_html_parser(command: list[str], capsys: pytest.CaptureFixt
         main([*command, "--html-parser", "lxml"])
     assert exit_.value.code == 2
     assert "unrecognized arguments: --html-parser" in capsys.readouterr().err
+
+
+def test_word_rules_on_the_command_line(tmp_path: Path) -> None:
+    """--no-stopwords --no-stem: every word counts, as it is; the default drops stop words."""
+    a = tmp_path / "a.txt"
+    a.write_text(ARTICLE, encoding="utf-8")
+    counts = {}
+    for rules in ((), ("--no-stopwords", "--no-stem")):
+        result = neardup("compare", str(a), str(a), "--json", *rules)
+        assert result.returncode == 0, result.stderr
+        counts[rules] = json.loads(result.stdout)["a"]["words"]
+    assert counts[("--no-stopwords", "--no-stem")] == len(re.findall(r"\w+", ARTICLE))
+    assert counts[()] < counts[("--no-stopwords", "--no-stem")]

@@ -184,3 +184,16 @@ def test_any_input_extracts_without_crashing(data: str | bytes) -> None:
     extracted = html_to_text(data)
     assert isinstance(extracted.text, str)
     Normalizer().words(extracted.text)
+
+
+def test_words_as_they_are_whatever_the_language() -> None:
+    """Stop words and stems off: the same word is the same word in a German and a Polish page,
+    read from one table (the same objects page after page, which the word-hash memo keys on)."""
+    plain = Normalizer(remove_stopwords=False, stem=False)
+    german = plain.words("Die Katzen laufen schnell über die Straße und die Katzen schlafen")
+    polish = plain.words("Koty biegają szybko. Die Katzen laufen schnell über die Straße")
+    assert german.language == "de" and german.words[:4] == ["die", "katzen", "laufen", "schnell"]
+    assert polish.words[-7:] == german.words[:7]
+    assert all(a is b for a, b in zip(polish.words[-7:], german.words[:7], strict=True))
+    stemmed = Normalizer(language="de").words("Die Katzen laufen")
+    assert stemmed.words == ["katz", "lauf"]  # the default: the language's stop words and stems

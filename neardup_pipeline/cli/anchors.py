@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from neardup_pipeline.cli.inputs import corpus_texts
-from neardup_pipeline.cli.options import add_fit_command
+from neardup_pipeline.cli.options import add_fit_command, add_word_options, word_settings
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.fingerprint import Fingerprinter
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fit_cmd.add_argument("--min-bits", type=int, default=FitSettings.min_bits,
                          help="a document is covered with this many set bits (default: "
                          f"{FitSettings.min_bits})")
-    fit_cmd.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
+    add_word_options(fit_cmd)
     fit_cmd.add_argument("--content", choices=CONTENTS, default=TextSettings.content,
                          help="text to fit on (use the one dedup and the crawl will read; "
                          f"default: {TextSettings.content})")
@@ -50,8 +50,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def cmd_anchors_fit(args: argparse.Namespace) -> int:
+    given = {"content": args.content, **word_settings(args)}
     config = NearDupConfig(methods=("simhash",)).replace(
-        language=args.language, content=args.content)
+        **{name: value for name, value in given.items() if value is not None})
     settings = FitSettings(
         words=args.words, min_df=args.min_df, max_df=args.max_df,
         floor_precision=args.floor_precision, edit=args.edit, edit_floor=args.edit_floor,

@@ -33,7 +33,7 @@ def add_method_options(parser: argparse.ArgumentParser) -> None:
         help="text to fingerprint: the page without its site chrome, the whole page, or its main"
         f" content (resiliparse; default: {TextSettings.content})",
     )
-    parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
+    add_word_options(parser)
     parser.add_argument("--hash", choices=HASH_NAMES,
                         help=f"word and shingle hash (default: {SketchSettings.hash})")
     parser.add_argument("--k", type=int,
@@ -58,12 +58,31 @@ def add_method_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_word_options(parser: argparse.ArgumentParser) -> None:
+    """How a text becomes words: the language, whether its stop words go, whether its words are
+    stemmed (None: the configuration's default)."""
+    parser.add_argument("--language", help="ISO 639-1 code for every document (default: detect)")
+    parser.add_argument(
+        "--stopwords", action=argparse.BooleanOptionalAction, default=None,
+        help="drop the stop words of each page's language (default: "
+        f"{TextSettings.remove_stopwords}; --no-stopwords: every word counts)")
+    parser.add_argument(
+        "--stem", action=argparse.BooleanOptionalAction, default=None,
+        help=f"Snowball stems in each page's language (default: {TextSettings.stem}; "
+        "--no-stem: words as they are)")
+
+
+def word_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The flat settings `add_word_options` describes (None: the configuration's default)."""
+    return {"language": args.language, "remove_stopwords": args.stopwords, "stem": args.stem}
+
+
 def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
     """The configuration that `add_method_options` describes, plus a command's own settings
     (flat names; None: the configuration's default)."""
     methods = tuple(args.method or (("minhash",) if args.mode == "containment" else ("auto",)))
     given = {
-        "language": args.language,
+        **word_settings(args),
         "hash": args.hash,
         "simhash_k": args.k,
         "minhash_threshold": args.threshold,

@@ -4,6 +4,8 @@ The same rules apply to every document, so two copies of a page always give the 
 Stop-word lists come from the `stop-words` package and stemmers from Snowball (PyStemmer's C
 implementation when installed); language is configured or detected by CLD2 (pycld2, a C library,
 an order of magnitude faster than py3langid), with py3langid for the texts CLD2 cannot call.
+With both off (`remove_stopwords`, `stem`), each word is kept as it is whatever the page's
+language: one table serves every language, as fast as the stemmed path.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ SNOWBALL_LANGUAGES: dict[str, str] = {
     "ta": "tamil", "tr": "turkish", "yi": "yiddish",
 }
 REQUIRED_LANGUAGES = ("en", "ru", "ca", "fa")
+ANY_LANGUAGE = ""  # the word rules of no language: each word as it is
 
 _WORD = re.compile(r"\w+")
 _ASCII_WORD = re.compile(r"[a-z0-9_]+")
@@ -239,6 +242,12 @@ class Normalizer:
             else "3",
         }
 
+    def _rules_language(self, language: str) -> str:
+        """Whose word rules read a text: its language's when they stem or drop stop words, else
+        the one table every language shares (the same word objects page after page, which the
+        word-hash memo keys on)."""
+        return language if self.remove_stopwords or self.stem else ANY_LANGUAGE
+
     def words(self, text: str, language: str | None = None) -> Words:
         """Canonical words of `text` (stop words removed, stems), in document order; `language`
         (else the configured one, else detected) decides the stop words and stems."""
@@ -249,8 +258,8 @@ class Normalizer:
         # Detected before the tokens are made, so that a text of known words is read straight
         # to its stems; a text without words keeps no detected language, as if never detected.
         language = given or detect_language(canon)
-        rules = (word_rules_for(language, self.remove_stopwords, self.stem)
-                 if language is not None and (self.remove_stopwords or self.stem) else None)
+        rules = (word_rules_for(self._rules_language(language), self.remove_stopwords, self.stem)
+                 if language is not None else None)
         if rules is not None:
             kept = rules.known_stems_of(canon, room, limit, self.max_words)
             if kept is not None:
