@@ -315,13 +315,13 @@ def test_there_is_one_html_parser(command: list[str], capsys: pytest.CaptureFixt
 
 
 def test_word_rules_on_the_command_line(tmp_path: Path) -> None:
-    """--no-stopwords --no-stem: every word counts, as it is; the default drops stop words."""
+    """The default: every word counts, as it is; --stopwords drops the language's stop words."""
     a = tmp_path / "a.txt"
     a.write_text(ARTICLE, encoding="utf-8")
     counts = {}
-    for rules in ((), ("--no-stopwords", "--no-stem")):
+    for rules in ((), ("--stopwords", "--stem")):
         result = neardup("compare", str(a), str(a), "--json", *rules)
         assert result.returncode == 0, result.stderr
         counts[rules] = json.loads(result.stdout)["a"]["words"]
-    assert counts[("--no-stopwords", "--no-stem")] == len(re.findall(r"\w+", ARTICLE))
-    assert counts[()] < counts[("--no-stopwords", "--no-stem")]
+    assert counts[()] == len(re.findall(r"\w+", ARTICLE))
+    assert counts[("--stopwords", "--stem")] < counts[()]

@@ -10,7 +10,15 @@ from neardup_pipeline import Document, NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from neardup_pipeline.scrapy.pipeline import NearDuplicate
-from tests.crawl_harness import DUPLICATES, ORIGINALS, PAGES, crawl, crawl_settings, describe
+from tests.crawl_harness import (
+    DUPLICATES,
+    ORIGINALS,
+    PAGES,
+    REORDERED,
+    crawl,
+    crawl_settings,
+    describe,
+)
 from tests.crawl_outcomes import assert_dropped_as_copies
 
 # MinHash-84 finds a pair through a shared mega-shingle: 2 of 6 super-shingles of 14 equal
@@ -29,7 +37,8 @@ def minhash_finds(path: str, original: str) -> bool:
     return bool(keys(path) & keys(original))
 
 
-MINHASH_CAUGHT = {p: o for p, o in DUPLICATES.items() if minhash_finds(p, o)}
+# The shuffled page keeps under 0.8 of its 10-word shingles: never minhash's copy.
+MINHASH_CAUGHT = {p: o for p, o in DUPLICATES.items() if p != REORDERED and minhash_finds(p, o)}
 
 @deferred_f_from_coro_f
 async def test_minhash_drop_mode_sqlite(site: str, tmp_path: Path) -> None:
@@ -60,15 +69,11 @@ async def test_both_methods(site: str, crawl_backend: dict[str, str]) -> None:
     assert per_method == result.stats["neardup/duplicates"] == len(DUPLICATES)
 
 
-REORDERED = "/archive/indexes-reordered.html"
-
-
 @deferred_f_from_coro_f
 async def test_auto_default(site: str, crawl_backend: dict[str, str]) -> None:
     """The default (auto: simhash + bag on main content) drops all four variants."""
     result = await crawl(site, crawl_settings(**crawl_backend, NEARDUP_METHODS=["auto"]))
-    expected = {**DUPLICATES, REORDERED: "/articles/indexes.html"}
-    assert sorted(result.dropped) == sorted(expected), describe(result)
-    assert_dropped_as_copies(result, expected, ("simhash", "bag"))
+    assert sorted(result.dropped) == sorted(DUPLICATES), describe(result)
+    assert_dropped_as_copies(result, DUPLICATES, ("simhash", "bag"))
     assert result.dropped[REORDERED].verdict.method == "bag"  # type: ignore[attr-defined]
     assert result.stats["neardup/checked"] == PAGES

@@ -9,11 +9,12 @@ word breaks every shingle that spans it.
 A bag alone cannot tell template twins apart ("COMMIT PREPARED" and "ROLLBACK PREPARED" pages:
 the same words, one key term swapped). So a match must also keep some word order: the resemblance
 of the two pages' 3-word shingle sets, estimated from 84 more minimums, must reach
-`order_threshold`. A 5% word edit keeps about 0.59 of them (0.54 at the 10th percentile); the
-template twins of the PostgreSQL manual fall below 0.5 in 59 of 64 cases.
+`order_threshold`. With words as they are (stop words kept), a 5% word edit keeps about 0.75
+of them (0.69 at the 10th percentile); the template twins of the PostgreSQL manual keep 0.39
+(median) and fall below 0.6 in 74 of 79 cases (docs/calibration.md).
 
-Below that, a page reworded by 10% (0.39 of its shingles kept) and a template twin (0.33) look
-alike to shingles. There the two pages' word sequences (the first `reword_words`, as 16-bit codes)
+Below that, a page reworded by 10% (0.56 of its shingles kept) and a template twin look alike to
+shingles. There the two pages' word sequences (the first `reword_words`, as 16-bit codes)
 are aligned, and the match stands only when the differences are scattered edits of single words,
 none repeated (reword.py): a twin swaps the same term again and again, or has passages of its own.
 
@@ -228,7 +229,7 @@ class BagSettings:
     )
     max_words: int = field(default=4096, metadata=doc("Words kept per page (smallest hashes)"))
     order_threshold: float = field(
-        default=0.5,
+        default=0.6,
         metadata=doc("3-word shingle resemblance that must confirm a bag match"),
     )
     subject_margin: float = field(
@@ -292,7 +293,7 @@ class BagMethod:
     hashes: int = WORD_SET_HASHES
     bands: int = 21  # 21 bands of 4: a candidate with probability 1 - (1 - s^4)^21
     max_words: int = 4096
-    order_threshold: float = 0.5  # resemblance of 3-word shingles that confirms a bag match
+    order_threshold: float = 0.6  # resemblance of 3-word shingles that confirms a bag match
     order_shingle: int = ORDER_SHINGLE_WORDS
     subject_margin: float = 2.0  # > 0: pages each naming their title's subject this much more
     reword: RewordRule | None = field(default_factory=RewordRule)  # None: order check alone

@@ -39,10 +39,19 @@ class TextSettings:
         ),
     )
     remove_stopwords: bool = field(
-        default=True, metadata=doc("Drop stop words (`stop-words` lists: en, ru, ca, fa and more)")
+        default=False,
+        metadata=doc(
+            "Drop the stop words of the page's language (`stop-words` lists: en, ru, ca, fa and "
+            "more); off: a word counts whatever the language the page is read in (an article "
+            "under another language's chrome keeps its words)"
+        ),
     )
     stem: bool = field(
-        default=True, metadata=doc("Snowball stems (PyStemmer; en, ru, ca, fa and 29 more)")
+        default=False,
+        metadata=doc(
+            "Snowball stems in the page's language (PyStemmer; en, ru, ca, fa and 29 more); off: "
+            "words as they are, whatever the page's language"
+        ),
     )
     max_html_bytes: int = field(
         default=20 * 1024 * 1024,
