@@ -32,7 +32,7 @@ from neardup_pipeline.index.elastic.connection import Connection, client_from_se
 from neardup_pipeline.index.elastic.redaction import redact_url, scrub
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.scrapy.spool import Spool
-from tests.crawl_harness import crawl, crawl_settings, serve_demo_site
+from tests.crawl_harness import DUPLICATES, ORIGINALS, crawl, crawl_settings, serve_demo_site
 from tests.documents import OTHER, A, edit
 from tests.es_server import free_port
 from tests.secured_es import NASTY_PASSWORD, SecuredES, User
@@ -291,15 +291,16 @@ async def test_crawl_and_every_command_over_tls_keep_the_password_out(
             NEARDUP_PAGES_INDEX=names["pages"],
             FEEDS={str(feed): {"format": "jsonlines", "encoding": "utf-8"}}))
     assert result.stats["finish_reason"] == "finished", caplog.text
-    assert len(result.kept) == 8 and len(result.dropped) == 3
+    assert len(result.kept) == len(ORIGINALS) and len(result.dropped) == len(DUPLICATES)
     assert "auth: basic as 'neardup' from the URL" in caplog.text
 
     docs = tmp_path / "docs.jsonl"
     docs.write_text("".join(json.dumps(d) + "\n" for d in (
         {"id": "a", "text": A}, {"id": "b", "text": edit(A, 5)}, {"id": "x", "text": OTHER})))
     verdicts = tmp_path / "verdicts.jsonl"
+    # A's edit was measured within simhash's k=3 with stems and stop words out (test_recrawl)
     assert main(["dedup", str(docs), "-o", str(verdicts), "--method", "simhash", "--language",
-                 "en", "--backend",
+                 "en", "--stopwords", "--stem", "--backend",
                  url, "--es-ca-certs", ca, "--fingerprint-index", names["dedup"]]) == 0
     assert [json.loads(line)["duplicate_of"] for line in verdicts.read_text().splitlines()] == [
         None, "a", None]

@@ -112,7 +112,8 @@ def test_containment_mode_flags_a_short_excerpt_of_an_earlier_text() -> None:
     dedup = Deduplicator(MemoryIndex(), config)
     dedup.process(Document("long", text=long_text))
     verdict = dedup.process(Document("excerpt", text=excerpt))
-    assert verdict.duplicate_of == "long" and verdict.similarity == 1.0
+    # its first and last words are cut mid-word: a shingle or two of its own
+    assert verdict.duplicate_of == "long" and verdict.similarity >= 0.95
     # Resemblance mode does not call a much shorter excerpt a duplicate.
     exact = NearDupConfig(methods=("minhash",)).replace(minhash_exact=True)
     plain = Deduplicator(MemoryIndex(), exact)
