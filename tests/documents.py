@@ -43,6 +43,13 @@ A = random_text(1)
 OTHER = random_text(2)
 CHANGED = random_text(3)
 
+# The text rules the stories on these texts were measured with: stop words out and stems. Their
+# one-word edits sit within simhash's k=3 there by the draw of their hashes (A's edit at word 5:
+# distance 2); with words as they are, the default, that edit falls at 8. A draw, not a rule:
+# over 30 such texts the two rules give the same distances (2.60 and 2.74 bits on average).
+STEMMED = {"stem": True, "remove_stopwords": True}
+STEMMED_FLAGS = ("--stopwords", "--stem")  # the same rules on the command line
+
 
 def random_vocabulary(rng: random.Random, size: int, shortest: int) -> list[str]:
     """`size` made-up lowercase words of `shortest` to 9 letters."""

@@ -33,7 +33,7 @@ from neardup_pipeline.index.elastic.redaction import redact_url, scrub
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.scrapy.spool import Spool
 from tests.crawl_harness import DUPLICATES, ORIGINALS, crawl, crawl_settings, serve_demo_site
-from tests.documents import OTHER, A, edit
+from tests.documents import OTHER, STEMMED_FLAGS, A, edit
 from tests.es_server import free_port
 from tests.secured_es import NASTY_PASSWORD, SecuredES, User
 
@@ -298,9 +298,8 @@ async def test_crawl_and_every_command_over_tls_keep_the_password_out(
     docs.write_text("".join(json.dumps(d) + "\n" for d in (
         {"id": "a", "text": A}, {"id": "b", "text": edit(A, 5)}, {"id": "x", "text": OTHER})))
     verdicts = tmp_path / "verdicts.jsonl"
-    # A's edit was measured within simhash's k=3 with stems and stop words out (test_recrawl)
     assert main(["dedup", str(docs), "-o", str(verdicts), "--method", "simhash", "--language",
-                 "en", "--stopwords", "--stem", "--backend",
+                 "en", *STEMMED_FLAGS, "--backend",
                  url, "--es-ca-certs", ca, "--fingerprint-index", names["dedup"]]) == 0
     assert [json.loads(line)["duplicate_of"] for line in verdicts.read_text().splitlines()] == [
         None, "a", None]

@@ -10,7 +10,7 @@ import pytest
 
 from neardup_pipeline.cli.main import main
 from neardup_pipeline.report.stats import PageRecord, summarize
-from tests.documents import OTHER, A, edit
+from tests.documents import OTHER, STEMMED_FLAGS, A, edit
 
 
 def corpus(tmp_path: Path) -> Path:
@@ -27,11 +27,6 @@ EXPECTED = {"documents": 4, "checked": 4, "clusters": 2, "duplicates": 2,
             "duplicates_by_method": {"simhash": 2}, "cluster_sizes": {"1": 1, "3": 1}}
 
 
-# The corpus's one-word edits were measured within simhash's k=3 with stems and stop words out
-# (with words as they are its hashes fall otherwise: a draw, not a rule).
-STEMMED = ("--stopwords", "--stem")
-
-
 def stats_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
     assert main(["stats", *args, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -42,7 +37,7 @@ def test_stats_agree_on_jsonl_and_sqlite(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     docs, out, db = corpus(tmp_path), tmp_path / "out.jsonl", tmp_path / "fp.sqlite"
     assert main(["dedup", str(docs), "-o", str(out), "--method", "simhash",
-                 "--backend", f"sqlite:{db}", "--language", "en", *STEMMED]) == 0
+                 "--backend", f"sqlite:{db}", "--language", "en", *STEMMED_FLAGS]) == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines[0]["url"] == "http://e.org/a" and "url" not in lines[2]
     assert stats_json(capsys, str(out)) == EXPECTED
@@ -57,7 +52,7 @@ def test_stats_and_report_leave_the_sqlite_index_as_they_found_it(
 ) -> None:
     docs, db = corpus(tmp_path), tmp_path / "fp.sqlite"
     assert main(["dedup", str(docs), "--method", "simhash", "--backend", f"sqlite:{db}",
-                 "--language", "en", *STEMMED]) == 0
+                 "--language", "en", *STEMMED_FLAGS]) == 0
     capsys.readouterr()
     before = sorted(p.name for p in tmp_path.iterdir())
     assert stats_json(capsys, f"sqlite:{db}") == EXPECTED
@@ -69,7 +64,7 @@ def test_stats_and_report_leave_the_sqlite_index_as_they_found_it(
 def test_report_without_texts_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     docs, out = corpus(tmp_path), tmp_path / "out.jsonl"
     assert main(["dedup", str(docs), "-o", str(out), "--method", "simhash",
-                 "--language", "en", *STEMMED]) == 0
+                 "--language", "en", *STEMMED_FLAGS]) == 0
     report = tmp_path / "r.html"
     assert main(["report", str(out), "-o", str(report)]) == 0
     assert "4 documents, 2 clusters, 2 duplicates" in capsys.readouterr().out

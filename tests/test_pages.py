@@ -17,7 +17,7 @@ from neardup_pipeline.index.elastic.search import collapsed_search
 from neardup_pipeline.index.elastic.store import ElasticIndex
 from neardup_pipeline.verdict.canonical import CanonicalPolicy
 from neardup_pipeline.verdict.deduplicator import Deduplicator
-from tests.documents import CHANGED, OTHER, A, edit
+from tests.documents import CHANGED, OTHER, STEMMED, A, edit
 
 ORIG = "http://e.org/articles/a"
 MIRROR = "http://e.org/mirror/articles/a"
@@ -35,9 +35,8 @@ class Site:
     """What the pipeline's worker does per page: check, record, place in the pages index."""
 
     def __init__(self, es_url: str, names: dict[str, str], policy: CanonicalPolicy) -> None:
-        # the texts' edits were measured within simhash's k=3 with stems and stop words out
         self.config = NearDupConfig(backend=es_url, methods=("simhash",)).replace(
-            language="en", stem=True, remove_stopwords=True, canonical=policy, **names)
+            language="en", canonical=policy, **STEMMED, **names)
         self.index = ElasticIndex.from_config(es_url, self.config)
         self.dedup = Deduplicator(self.index, self.config)
         self.keeper = PagesKeeper(self.index, policy)

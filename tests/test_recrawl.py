@@ -12,15 +12,12 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.index import FingerprintIndex, open_index
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
-from tests.documents import CHANGED, OTHER, A, edit, random_text
+from tests.documents import CHANGED, OTHER, STEMMED, A, edit, random_text
 
 
 @pytest.fixture
 def dedup(backend_config: NearDupConfig) -> Iterator[Deduplicator]:
-    # A's one-word edits are within simhash's k=3 under stems and stop words (distance 2); with
-    # words as they are its hashes fall so that the edit at word 5 is at 8: a draw, not a rule
-    config = backend_config.replace(methods=("simhash",), language="en", stem=True,
-                                    remove_stopwords=True)
+    config = backend_config.replace(methods=("simhash",), language="en", **STEMMED)
     index = open_index(config.backend, config)
     try:
         yield Deduplicator(index, config)

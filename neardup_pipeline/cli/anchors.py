@@ -9,7 +9,12 @@ import time
 from pathlib import Path
 
 from neardup_pipeline.cli.inputs import corpus_texts
-from neardup_pipeline.cli.options import add_fit_command, add_word_options, word_settings
+from neardup_pipeline.cli.options import (
+    add_fit_command,
+    add_word_options,
+    with_given,
+    word_settings,
+)
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.fingerprint import Fingerprinter
@@ -50,9 +55,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def cmd_anchors_fit(args: argparse.Namespace) -> int:
-    given = {"content": args.content, **word_settings(args)}
-    config = NearDupConfig(methods=("simhash",)).replace(
-        **{name: value for name, value in given.items() if value is not None})
+    config = with_given(NearDupConfig(methods=("simhash",)),
+                        {"content": args.content, **word_settings(args)})
     settings = FitSettings(
         words=args.words, min_df=args.min_df, max_df=args.max_df,
         floor_precision=args.floor_precision, edit=args.edit, edit_floor=args.edit_floor,

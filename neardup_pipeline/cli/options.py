@@ -94,8 +94,12 @@ def config_from_args(args: argparse.Namespace, **extra: Any) -> NearDupConfig:
         "anchors_min_bits": args.anchors_min_bits,
         **extra,
     }
-    return NearDupConfig(methods=methods).replace(
-        **{name: value for name, value in given.items() if value is not None})
+    return with_given(NearDupConfig(methods=methods), given)
+
+
+def with_given(config: NearDupConfig, given: dict[str, Any]) -> NearDupConfig:
+    """`config` with the settings an option gave (flat names; None: left as it is)."""
+    return config.replace(**{name: value for name, value in given.items() if value is not None})
 
 
 def add_fit_command(

@@ -249,8 +249,9 @@ class Normalizer:
         return language if self.remove_stopwords or self.stem else ANY_LANGUAGE
 
     def words(self, text: str, language: str | None = None) -> Words:
-        """Canonical words of `text` (stop words removed, stems), in document order; `language`
-        (else the configured one, else detected) decides the stop words and stems."""
+        """Canonical words of `text` in document order (stop words removed and stems, where
+        configured); `language` (else the configured one, else detected) decides the stop words
+        and stems, and is the one the words are said to be in."""
         canon = canonical_text(text[: self.max_words * _CHARS_PER_WORD])
         limit = self.max_token_chars
         room = self.max_words * 2  # for the long ones dropped
