@@ -22,7 +22,8 @@ the 64-bit hash space (splitmix64 of the value xor a seed key: word hashes, mini
 subject hashes, the site hash; the simhash xor a seed mask; the 16-bit word codes xor a seed
 code), its keys recomputed from the mapped signature by the method's own `keys`, its URL and doc
 id those of the base page with `&r=<seed>` appended, its cluster fields and content hash mapped
-alike. So every page keeps its real number of keys, its real signature sizes (bytes that look
+alike. So every page keeps its real number of keys (passage keys, sampled from the mapped word
+codes' runs: as many on average), its real signature sizes (bytes that look
 random, as hash values do), its real title, text, URL length and meta; two pages of one seed are
 exactly as near as their base pages were (the bijection keeps equal minimums equal and simhash
 distances), and pages of different seeds share no key value but by chance, as distinct crawled

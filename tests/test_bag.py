@@ -15,6 +15,7 @@ from neardup_pipeline.methods.bag import (
     BagSignature,
     bag_of,
     band_keys,
+    passage_keys,
     weighted_jaccard,
 )
 from neardup_pipeline.sketch.shingles import ShingleHasher
@@ -93,3 +94,35 @@ def test_auto_flags_reworded_and_reordered_text() -> None:
     verdict = dedup.process(Document("moved", text=moved))
     assert verdict.duplicate_of == "orig"
     assert set(verdict.scores) == {"simhash", "bag"} and verdict.scores["bag"] > 0.999
+
+
+def test_a_passage_shares_its_keys_with_every_page_holding_it() -> None:
+    """Passage keys keep containment: the sample is a fixed subset of 3-word runs, so a passage's
+    pairs of consecutive samples are pairs in any page around it (but at its two edges)."""
+    rng = np.random.default_rng(3)
+    passage = rng.integers(0, 1 << 16, 300).astype(np.uint16)
+    page = np.concatenate([rng.integers(0, 1 << 16, 900).astype(np.uint16), passage,
+                           rng.integers(0, 1 << 16, 700).astype(np.uint16)])
+    inner, outer = set(passage_keys(passage, 16)), set(passage_keys(page, 16))
+    assert 10 <= len(inner) <= 30  # about one key per 16 words
+    assert inner <= outer
+    other = set(passage_keys(rng.integers(0, 1 << 16, 2000).astype(np.uint16), 16))
+    assert not other & outer
+    assert passage_keys(passage, 0) == [] and passage_keys(passage[:3], 1) == []
+    assert len(passage_keys(passage, 1)) == 297  # every run sampled: one key per pair of runs
+
+
+def test_only_a_page_with_a_site_has_passage_keys() -> None:
+    """Passage keys serve containment across sites: a page without a site (no URL) never uses
+    it, and neither does a method with containment off."""
+    method = BagMethod()
+    plain = method.signature(WORDS, ShingleHasher())
+    assert not any(key.startswith("p:") for key in method.keys(plain))
+    sited = method.with_site(plain, "example.org", [], ShingleHasher())
+    passages = [key for key in method.keys(sited) if key.startswith("p:")]
+    assert passages and passages == passage_keys(plain.sequence, method.passage_sample)
+    off = BagMethod(site_containment=0.0)
+    assert not any(key.startswith("p:") for key in off.keys(off.with_site(
+        plain, "example.org", [], ShingleHasher())))
+    with pytest.raises(ConfigError, match="passage_sample"):
+        NearDupConfig().replace(bag_passage_sample=-1)

@@ -78,6 +78,30 @@ def test_the_hosts_own_page_is_no_copy_of_the_article_it_hosts() -> None:
     assert found == [None, None, COPY_URL]
 
 
+def test_an_article_beside_the_hosts_own_is_found_by_its_passages() -> None:
+    """The article placed beside the host's own, longer one (an aggregator's page): the copy's
+    content region is the host's article, so no band key of the two pages meets (whole-page word
+    sets resemble 0.33); their passage keys do, and containment judges the pair."""
+    original = (MULTISITE / ARTICLE_PAGE).read_bytes()
+    host = lxml.html.fromstring((MULTISITE / HOST_PAGE).read_bytes())
+    article = lxml.html.fromstring(original).find(".//*[@id='post-1185']")
+    slot = host.find(".//*[@id='node-205']")
+    assert article is not None and slot is not None
+    slot.addnext(copy.deepcopy(article))
+    beside = bytes(lxml.html.tostring(host, encoding="utf-8"))
+    assert "FairCoin" in html_to_text(beside, chromeless=True).region
+    pages = ((ORIGINAL_URL, original), (COPY_URL, beside))
+    assert verdicts(NearDupConfig(), *pages) == [None, ORIGINAL_URL]
+    assert verdicts(NearDupConfig(), *reversed(pages)) == [None, COPY_URL]
+    off = NearDupConfig().replace(bag_passage_sample=0)
+    assert verdicts(off, *pages) == [None, None]  # the verdict would agree: no key found it
+    fingerprinter = Fingerprinter(NearDupConfig())
+    bag = fingerprinter.methods["bag"]
+    explained = bag.explain(*(fingerprinter.fingerprint(Document(url, html=html, url=url))
+                              .signatures["bag"] for url, html in pages))
+    assert explained["shared_bands"] == 0 and explained["shared_passages"] >= 2
+
+
 def _host_with_article(paragraph: str) -> bytes:
     """The Drupal host page with `paragraph` as its article, its teasers and menus kept."""
     host = lxml.html.fromstring((MULTISITE / HOST_PAGE).read_bytes())

@@ -30,7 +30,7 @@ FLAT_NAMES = {
     "containment_threshold", "containment_sample", "bag_threshold", "bag_bands", "bag_max_words",
     "bag_order_threshold",
     "bag_subject_margin", "bag_reword_max_changed", "bag_reword_max_run", "bag_site_containment",
-    "bag_site_order", "rarewords_keys",
+    "bag_site_order", "bag_passage_sample", "rarewords_keys",
     "rarewords_percentile", "rarewords_max_words", "rarewords_threshold", "rarewords_warmup",
     "anchors_model", "anchors_model_out", "anchors_warmup", "anchors_min_bits",
     "anchors_tolerance", "index_duplicates", "action", "on_error", "fingerprint_processes",

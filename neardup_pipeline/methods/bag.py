@@ -32,6 +32,11 @@ of documents", 1997). Within one site containment is never used: a site's pages 
 and a short page is contained in any other page holding that chrome's running text. A copy is
 found through the keys of its content region too (text/blocks.py: the article, where the host's
 running text lies around it), so an original shares keys with a copy of a different length.
+Where that region is not the article (a host's teasers outweigh a short one), the copy is found
+by its passages: Broder's MOD-m sample of the 3-word runs keeps containment (a run sampled in
+the original is sampled in every page holding it), and two consecutive samples make one key
+(`passage_keys`), so a short article inside a long page still shares about one key per
+`passage_sample` words with it, while a stock three-word phrase alone finds nothing.
 """
 
 from __future__ import annotations
@@ -79,6 +84,10 @@ MIN_REGION_WORDS = 10
 # different things: two articles share about a tenth of their word sets, a copy nearly all,
 # and an edited copy whose region moved to another block (a reordered page) still a fifth.
 REGION_RESEMBLANCE = 0.2
+# Passage keys: a 3-word run is sampled when its hash is 0 modulo `passage_sample`; a pair of
+# consecutive samples is one key (PAIR_MIX spreads the first before the second is mixed in).
+PAIR_MIX = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio, odd: a bijection
+PASSAGE_PREFIX = "p:"  # band keys are "<band>:<hash>"
 # Two pages of different sites whose content regions (or whole texts, for a page without one)
 # resemble this much hold one article, whatever else each site put around it.
 CONTENT_RESEMBLANCE = 0.8
@@ -207,6 +216,22 @@ def _runs(codes: Codes) -> U64Array:
     return np.unique((wide[:-2] << np.uint64(32)) | (wide[1:-1] << np.uint64(16)) | wide[2:])
 
 
+def passage_keys(sequence: Codes, sample: int) -> list[str]:
+    """Keys of a page's passages (the module docstring): each pair of consecutive sampled 3-word
+    runs of its word codes, in text order, once each. A run is sampled when its hash lies in
+    the lowest 1/`sample` of the range (a fixed subset of all runs, as Broder's MOD-m)."""
+    if sequence.size < ORDER_SHINGLE_WORDS + 1 or sample < 1:
+        return []
+    wide = sequence.astype(np.uint64)
+    runs = _fmix64((wide[:-2] << np.uint64(32)) | (wide[1:-1] << np.uint64(16)) | wide[2:])
+    sampled = runs[runs <= np.uint64((1 << 64) // sample - 1)]
+    if sampled.size < 2:
+        return []
+    hexed = _fmix64(sampled[:-1] * PAIR_MIX ^ sampled[1:]).astype(">u8").tobytes().hex()
+    return list(dict.fromkeys(
+        PASSAGE_PREFIX + hexed[at : at + 16] for at in range(0, len(hexed), 16)))
+
+
 def band_keys(minimums: U64Array, bands: int) -> list[str]:
     """One key per band of len/bands consecutive minimums: equal bands make a candidate."""
     hashes = chunk_hashes(minimums.astype(">u8").tobytes(), bands)
@@ -268,6 +293,14 @@ class BagSettings:
             "must be found in the other page too"
         ),
     )
+    passage_sample: int = field(
+        default=16,
+        metadata=doc(
+            "Containment across sites, lookup: one 3-word run in this many is sampled (by its "
+            "hash) and each two consecutive samples are a key, so an article inside a longer "
+            "page of another site is found by its passages; `0` turns passage keys off"
+        ),
+    )
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold <= 1 or self.max_words < 1:
@@ -283,6 +316,8 @@ class BagSettings:
         if not 0 <= self.site_containment <= 1 or not 0 <= self.site_order <= 1:
             raise ConfigError(
                 "bag_site_containment (0: off) and bag_site_order must lie in [0, 1]")
+        if self.passage_sample < 0:
+            raise ConfigError("bag_passage_sample must be >= 0 (0 turns passage keys off)")
 
 
 @dataclass(frozen=True)
@@ -300,6 +335,7 @@ class BagMethod:
     reword_words: int = 2048  # words kept in order for the rewording check
     site_containment: float = 0.7  # > 0: pages of two sites match by containment (see above)
     site_order: float = 0.7
+    passage_sample: int = 16  # > 0: passage keys, one 3-word run in this many sampled
     seed: int = 19970101
     name: str = "bag"
 
@@ -325,7 +361,10 @@ class BagMethod:
                 "across_sites": None if not self.site_containment else {
                     "containment": self.site_containment, "order": self.site_order,
                     "min_words": MIN_CONTAINED_WORDS, "site": "registrable domain",
-                    "region_keys": "content region, 4/5 of the words at most"}}
+                    "region_keys": "content region, 4/5 of the words at most",
+                    "passage_keys": None if not self.passage_sample else {
+                        "sample": self.passage_sample, "runs": "3 word codes, fmix64",
+                        "key": "consecutive sampled pair"}}}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> BagSignature:
         hashes = word_keys(words, hasher)
@@ -374,6 +413,9 @@ class BagMethod:
         if signature.region_words >= MIN_CONTAINED_WORDS:  # one namespace: a region finds a
             # whole page and the reverse
             keys += [key for key in band_keys(signature.region, self.bands) if key not in keys]
+        if self.site_containment and signature.site and \
+                signature.sequence.size >= MIN_CONTAINED_WORDS:  # copies across sites only
+            keys += passage_keys(signature.sequence, self.passage_sample)
         return keys
 
     def encode(self, signature: BagSignature) -> dict[str, str]:
@@ -443,10 +485,12 @@ class BagMethod:
 
     def explain(self, a: BagSignature, b: BagSignature) -> dict[str, object]:
         shared = len(sorted_intersection(a.words, b.words)[0])
+        shared_keys = set(self.keys(a)) & set(self.keys(b))
         return {
             "weighted_jaccard": round(weighted_jaccard(a, b), 4),
             "shared_words": shared, "words_a": int(a.words.size), "words_b": int(b.words.size),
-            "shared_bands": len(set(self.keys(a)) & set(self.keys(b))),
+            "shared_bands": sum(not key.startswith(PASSAGE_PREFIX) for key in shared_keys),
+            "shared_passages": sum(key.startswith(PASSAGE_PREFIX) for key in shared_keys),
             "order_resemblance": round(resemblance(a.order, b.order), 4),
             "threshold": self.threshold, "order_threshold": self.order_threshold,
             "subject_words": [int(a.subject.size), int(b.subject.size)],

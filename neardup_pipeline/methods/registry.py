@@ -28,6 +28,7 @@ def build_methods(
             reword=RewordRule(bag.reword_max_changed, bag.reword_max_run)
             if bag.reword_max_changed else None,
             site_containment=bag.site_containment, site_order=bag.site_order,
+            passage_sample=bag.passage_sample,
         ),
         "simhash": lambda: SimhashMethod(shingle=config.simhash.shingle, k=config.simhash.k,
                                           lookup_blocks=config.simhash.blocks),
