@@ -21,10 +21,11 @@ from neardup_pipeline.methods.bag import BagMethod, BagSignature, template_twins
 from neardup_pipeline.text.normalize import Normalizer
 from neardup_pipeline.text.subject import leans_on_own_subject, subject_words
 from tests.corpora import Page, installation_guide_pages, postgresql_pages
+from tests.documents import STEMMED
 
 
 def canonical(text: str) -> list[str]:
-    return Normalizer("en").words(text).words
+    return Normalizer("en", **STEMMED).words(text).words
 
 
 def test_subject_words_leave_out_section_and_release_numbers() -> None:

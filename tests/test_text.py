@@ -12,6 +12,7 @@ from neardup_pipeline.text.decode import DETECT_SAMPLE_BYTES, dammit_decode, dec
 from neardup_pipeline.text.extract import html_to_text
 from neardup_pipeline.text.normalize import Normalizer, canonical_text, detect_language
 from tests.corpora import installation_guide_pages, postgresql_pages
+from tests.documents import STEMMED
 
 
 def test_invisible_content_and_comments_are_dropped() -> None:
@@ -142,7 +143,7 @@ def test_nul_bytes_and_invalid_utf8_do_not_break_parsing() -> None:
     ],
 )
 def test_stop_words_and_stems(text: str, language: str, words: list[str]) -> None:
-    result = Normalizer(language).words(text)
+    result = Normalizer(language, **STEMMED).words(text)
     assert result.words[: len(words)] == words
     assert result.language == language
 
@@ -151,7 +152,7 @@ def test_persian_letter_forms_and_half_space_are_folded() -> None:
     arabic_forms = "كتاب‌هاي"  # Arabic kaf/yeh, ZWNJ
     persian_forms = "کتابهای"
     assert canonical_text(arabic_forms) == canonical_text(persian_forms)
-    norm = Normalizer("fa")
+    norm = Normalizer("fa", **STEMMED)
     assert norm.words("این کتاب‌ها را خواندم").words == norm.words("اين كتابها را خواندم").words
     assert "را" not in norm.words("این کتاب‌ها را خواندم").words  # a Persian stop word
 
@@ -189,7 +190,7 @@ def test_any_input_extracts_without_crashing(data: str | bytes) -> None:
 def test_words_as_they_are_whatever_the_language() -> None:
     """Stop words and stems off: the same word is the same word in a German and a Polish page,
     read from one table (the same objects page after page, which the word-hash memo keys on)."""
-    plain = Normalizer(remove_stopwords=False, stem=False)
+    plain = Normalizer()  # the defaults: words as they are
     german = plain.words("Die Katzen laufen schnell über die Straße und die Katzen schlafen")
     polish = plain.words("Koty biegają szybko. Die Katzen laufen schnell über die Straße")
     assert german.language == "de" and german.words[:4] == ["die", "katzen", "laufen", "schnell"]

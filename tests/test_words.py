@@ -29,6 +29,7 @@ from neardup_pipeline.text._words import (
 )
 from neardup_pipeline.text.extract import html_to_text
 from tests.corpora import installation_guide_pages, postgresql_pages
+from tests.documents import STEMMED
 
 WORD = re.compile(r"\w+")
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "300"))
@@ -208,7 +209,7 @@ def test_normalizer_gives_the_same_words_with_and_without_the_table() -> None:
     texts = [html_to_text(page.html, chromeless=True).text
              for page in [*postgresql_pages()[::25], *guide[::15]]]
     texts += ["to be or not to be", "", " ,.; ", "1234 5678", "The the THE a"]
-    normalizer = normalize.Normalizer()
+    normalizer = normalize.Normalizer(**STEMMED)
     expected = [_words_without_the_table(normalizer, text) for text in texts]
     assert [normalizer.words(text) for text in texts] == expected  # the dict, learning
     assert [normalizer.words(text) for text in texts] == expected  # the table

@@ -220,8 +220,8 @@ class Normalizer:
         self,
         language: str | None = None,
         *,
-        remove_stopwords: bool = True,
-        stem: bool = True,
+        remove_stopwords: bool = False,
+        stem: bool = False,
         max_token_chars: int = 64,
         max_words: int = DEFAULT_MAX_WORDS,
     ) -> None:
