@@ -23,6 +23,7 @@ from neardup_pipeline.methods.anchors.method import AnchorSignature, AnchorsMeth
 from neardup_pipeline.methods.anchors.model import AnchorModel, FitSettings
 from neardup_pipeline.scrapy.crawl import DEMO_SITE
 from tests.corpora import installation_guide_pages
+from tests.documents import STEMMED, STEMMED_FLAGS
 
 
 @pytest.fixture(scope="module")
@@ -146,8 +147,7 @@ def test_keys_min_bits_and_tolerance() -> None:
 
 # The demo site's expectations were measured on its whole pages: on eleven pages the anchors a
 # fit finds depend on every word, so the text rules are pinned.
-DEMO_SMALL = {"anchors_min_bits": 2, "content": "whole", "stem": True, "remove_stopwords": True}
-DEMO_WORDS = ("--stopwords", "--stem")  # the same text rules on the command line
+DEMO_SMALL = {"anchors_min_bits": 2, "content": "whole", **STEMMED}
 DEMO_FIT = FitSettings(min_bits=2, floor_precision=0.6, min_df=2)
 
 
@@ -187,7 +187,7 @@ def test_anchors_on_every_backend(anchors_config: NearDupConfig, tmp_path: Path)
 def test_cli_fit_dedup_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = tmp_path / "m.json"
     assert main(["anchors", "fit", str(DEMO_SITE), "-o", str(model), "--min-bits", "2",
-                 "--content", "whole", *DEMO_WORDS,
+                 "--content", "whole", *STEMMED_FLAGS,
                  "--floor-precision", "0.6", "--min-df", "2", "--words", "50"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["documents"] == 11  # the folder's HTML and text files
@@ -200,7 +200,7 @@ def test_cli_fit_dedup_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str
     ))
     out = tmp_path / "out.jsonl"
     assert main(["dedup", str(corpus), "--method", "anchors", "-o", str(out), "--content", "whole",
-                 *DEMO_WORDS, "--anchors-model", str(model), "--anchors-min-bits", "2"]) == 0
+                 *STEMMED_FLAGS, "--anchors-model", str(model), "--anchors-min-bits", "2"]) == 0
     rows = {row["id"]: row for row in map(json.loads, out.read_text().splitlines())}
     assert rows["copy/async-commit.html"]["duplicate_of"] == "articles/async-commit.html"
     assert rows["copy/async-commit.html"]["method"] == "anchors"
@@ -211,7 +211,7 @@ def test_cli_fit_dedup_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert len(out.read_text().splitlines()) == len(pages)
     code = main(["compare", str(Path(DEMO_SITE) / "articles" / "history.html"),
                  str(Path(DEMO_SITE) / "articles" / "indexes.html"), "--json",
-                 "--method", "anchors", *DEMO_WORDS, "--anchors-model", str(model)])
+                 "--method", "anchors", *STEMMED_FLAGS, "--anchors-model", str(model)])
     info = json.loads(capsys.readouterr().out)["methods"]["anchors"]
     assert code == 1 and info["duplicate"] is False
     assert info["only_a"] or info["only_b"]  # the anchor words that differ

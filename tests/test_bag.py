@@ -11,6 +11,7 @@ from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.methods.bag import (
+    PASSAGE_PREFIX,
     BagMethod,
     BagSignature,
     bag_of,
@@ -117,12 +118,12 @@ def test_only_a_page_with_a_site_has_passage_keys() -> None:
     it, and neither does a method with containment off."""
     method = BagMethod()
     plain = method.signature(WORDS, ShingleHasher())
-    assert not any(key.startswith("p:") for key in method.keys(plain))
+    assert not any(key.startswith(PASSAGE_PREFIX) for key in method.keys(plain))
     sited = method.with_site(plain, "example.org", [], ShingleHasher())
-    passages = [key for key in method.keys(sited) if key.startswith("p:")]
+    passages = [key for key in method.keys(sited) if key.startswith(PASSAGE_PREFIX)]
     assert passages and passages == passage_keys(plain.sequence, method.passage_sample)
     off = BagMethod(site_containment=0.0)
-    assert not any(key.startswith("p:") for key in off.keys(off.with_site(
+    assert not any(key.startswith(PASSAGE_PREFIX) for key in off.keys(off.with_site(
         plain, "example.org", [], ShingleHasher())))
     with pytest.raises(ConfigError, match="passage_sample"):
         NearDupConfig().replace(bag_passage_sample=-1)

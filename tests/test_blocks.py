@@ -27,15 +27,19 @@ def squeezed(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def hosted_copy() -> bytes:
-    """The WordPress article inside the Drupal site's page, in place of its own article."""
+def hosted_copy(beside: bool = False) -> bytes:
+    """The WordPress article inside the Drupal site's page, in place of its own article (or
+    `beside` it: an aggregator's page of two articles)."""
     host = lxml.html.fromstring((MULTISITE / HOST_PAGE).read_bytes())
     article = lxml.html.fromstring((MULTISITE / ARTICLE_PAGE).read_bytes()).find(
         ".//*[@id='post-1185']")
     slot = host.find(".//*[@id='node-205']")
     parent = None if slot is None else slot.getparent()
     assert article is not None and slot is not None and parent is not None
-    parent.replace(slot, copy.deepcopy(article))
+    if beside:
+        slot.addnext(copy.deepcopy(article))
+    else:
+        parent.replace(slot, copy.deepcopy(article))
     return bytes(lxml.html.tostring(host, encoding="utf-8"))
 
 

@@ -83,12 +83,7 @@ def test_an_article_beside_the_hosts_own_is_found_by_its_passages() -> None:
     content region is the host's article, so no band key of the two pages meets (whole-page word
     sets resemble 0.33); their passage keys do, and containment judges the pair."""
     original = (MULTISITE / ARTICLE_PAGE).read_bytes()
-    host = lxml.html.fromstring((MULTISITE / HOST_PAGE).read_bytes())
-    article = lxml.html.fromstring(original).find(".//*[@id='post-1185']")
-    slot = host.find(".//*[@id='node-205']")
-    assert article is not None and slot is not None
-    slot.addnext(copy.deepcopy(article))
-    beside = bytes(lxml.html.tostring(host, encoding="utf-8"))
+    beside = hosted_copy(beside=True)
     assert "FairCoin" in html_to_text(beside, chromeless=True).region
     pages = ((ORIGINAL_URL, original), (COPY_URL, beside))
     assert verdicts(NearDupConfig(), *pages) == [None, ORIGINAL_URL]

@@ -84,8 +84,9 @@ MIN_REGION_WORDS = 10
 # different things: two articles share about a tenth of their word sets, a copy nearly all,
 # and an edited copy whose region moved to another block (a reordered page) still a fifth.
 REGION_RESEMBLANCE = 0.2
-# Passage keys: a 3-word run is sampled when its hash is 0 modulo `passage_sample`; a pair of
-# consecutive samples is one key (PAIR_MIX spreads the first before the second is mixed in).
+# Passage keys: a 3-word run is sampled when its hash lies in the lowest 1/`passage_sample` of
+# the range; a pair of consecutive samples is one key (PAIR_MIX spreads the first before the
+# second is mixed in).
 PAIR_MIX = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio, odd: a bijection
 PASSAGE_PREFIX = "p:"  # band keys are "<band>:<hash>"
 # Two pages of different sites whose content regions (or whole texts, for a page without one)
@@ -210,10 +211,15 @@ def sequence_contained(a: Codes, b: Codes) -> float:
 
 
 def _runs(codes: Codes) -> U64Array:
+    return np.unique(_packed_runs(codes))
+
+
+def _packed_runs(codes: Codes) -> U64Array:
+    """Each 3-word run of the word codes, in text order, as one 48-bit value."""
     wide = codes.astype(np.uint64)
     if wide.size < ORDER_SHINGLE_WORDS:
         return np.zeros(0, np.uint64)
-    return np.unique((wide[:-2] << np.uint64(32)) | (wide[1:-1] << np.uint64(16)) | wide[2:])
+    return (wide[:-2] << np.uint64(32)) | (wide[1:-1] << np.uint64(16)) | wide[2:]
 
 
 def passage_keys(sequence: Codes, sample: int) -> list[str]:
@@ -222,8 +228,7 @@ def passage_keys(sequence: Codes, sample: int) -> list[str]:
     the lowest 1/`sample` of the range (a fixed subset of all runs, as Broder's MOD-m)."""
     if sequence.size < ORDER_SHINGLE_WORDS + 1 or sample < 1:
         return []
-    wide = sequence.astype(np.uint64)
-    runs = _fmix64((wide[:-2] << np.uint64(32)) | (wide[1:-1] << np.uint64(16)) | wide[2:])
+    runs = _fmix64(_packed_runs(sequence))
     sampled = runs[runs <= np.uint64((1 << 64) // sample - 1)]
     if sampled.size < 2:
         return []
