@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from neardup_pipeline.config import NearDupConfig
@@ -14,7 +15,7 @@ from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.canonical import declared_canonical
 from neardup_pipeline.text.content import main_content_text
 from neardup_pipeline.text.extract import ExtractedText, html_to_text
-from neardup_pipeline.text.normalize import Normalizer, detect_language
+from neardup_pipeline.text.normalize import Normalizer, canonical_text, detect_language
 from neardup_pipeline.text.site import site_of
 from neardup_pipeline.text.sniff import binary_kind
 from neardup_pipeline.text.subject import subject_words
@@ -22,6 +23,19 @@ from neardup_pipeline.text.subject import subject_words
 Status = Literal["ok", "no_text"]
 
 MIN_LANGUAGE_WORDS = 30  # a content region this long can name the page's language
+_LANGUAGE_SAMPLE_CHARS = 4_000  # detection reads 1,000 canonical characters of it
+
+
+def language_sample(text: str, region: str) -> str:
+    """The text that names a page's language best: its content region when that holds most of
+    the page's words, else the whole text. Another site's chrome before a copy (a standfirst, a
+    cookie notice in the host's language) must not choose its stop words and stems; a code
+    listing or a note in another language, a small part of a page, must not either."""
+    if region and len(region.split(None, MIN_LANGUAGE_WORDS)) >= MIN_LANGUAGE_WORDS:
+        region_words = len(region.split())
+        if 2 * region_words > len(text.split(None, 2 * region_words)):
+            return region
+    return text
 
 
 @dataclass(frozen=True)
@@ -43,13 +57,27 @@ class Fingerprint:
     status: Status
     signatures: dict[str, Any] = field(default_factory=dict)
     keys: dict[str, list[str]] = field(default_factory=dict)
-    language: str | None = None
+    # The language the words were read in (see `language`, which is what compares).
+    read_language: str | None = field(default=None, compare=False)
     word_count: int = 0
     title: str = ""
     text: str = ""
     truncated: bool = False
     content_hash: str = ""
     canonical_url: str | None = None  # the URL the page declares canonical (text/canonical.py)
+    # The content region (text/blocks.py), "" for none: with `text`, what `language` reads
+    # when the words were read in no language.
+    region: str = field(default="", repr=False, compare=False)
+
+    @cached_property
+    def language(self) -> str | None:
+        """The page's language: the one its words were read in, or, when the word rules read
+        every language alike (words as they are), detected on first use only (a crawl that never
+        asks pays no detection a page)."""
+        if self.read_language is not None or not self.text:
+            return self.read_language
+        sample = language_sample(self.text, self.region)[:_LANGUAGE_SAMPLE_CHARS]
+        return detect_language(canonical_text(sample))
 
 
 class Fingerprinter:
@@ -124,20 +152,6 @@ class Fingerprinter:
         truncated = len(text) > self.text.max_html_bytes
         return ExtractedText(text[: self.text.max_html_bytes], "", doc.encoding, "text", truncated)
 
-    def _language_of(self, extracted: ExtractedText) -> str | None:
-        """The language to read a page in, when its content region says it better than the
-        normaliser's sample of the text's start: a region holding most of the page's words.
-        Another site's chrome before a copy (a standfirst, a cookie notice in the host's
-        language) must not choose its stop words and stems; a code listing or a note in
-        another language, a small part of a page, must not either."""
-        region = extracted.region
-        if not region or self.text.language is not None:
-            return None
-        region_words = len(region.split())
-        if region_words < MIN_LANGUAGE_WORDS or 2 * region_words <= len(extracted.text.split()):
-            return None
-        return detect_language(region)
-
     def fingerprint(self, doc: Document, stats: CorpusStats | None = None) -> Fingerprint:
         """Signatures of `doc`; status "no_text" when it has fewer than min_tokens words.
 
@@ -147,13 +161,21 @@ class Fingerprinter:
         extracted = self.extract(doc)
         text, title, truncated = extracted.text, extracted.title, extracted.truncated
         canonical_url = declared_canonical(doc.html, doc.url)
-        words = self.normalizer.words(text, self._language_of(extracted))
-        content_hash = hashlib.blake2b(" ".join(words.words).encode(), digest_size=16).hexdigest()
+        language: str | None = None
+        if self.text.language is None and self.normalizer.reads_language:
+            sample = language_sample(text, extracted.region)
+            language = detect_language(sample) if sample is not text else None
+        words = self.normalizer.words(text, language, detect=False)
+        # Of the words' hashes, which the signatures read next (ShingleHasher memoises them):
+        # the same words in the same order, the same hash, without joining the text again.
+        content_hash = hashlib.blake2b(
+            self.hasher.word_hashes(words.words).tobytes(), digest_size=16).hexdigest()
         if len(words.words) < self.text.min_tokens:
             return Fingerprint(
-                doc.doc_id, "no_text", language=words.language, word_count=len(words.words),
-                title=title, text=text, truncated=truncated, content_hash=content_hash,
-                canonical_url=canonical_url,
+                doc.doc_id, "no_text", read_language=words.language,
+                word_count=len(words.words), title=title, text=text, truncated=truncated,
+                content_hash=content_hash, canonical_url=canonical_url,
+                region=extracted.region,
             )
         signatures = {
             name: method.signature(words.words, self.hasher)
@@ -166,22 +188,23 @@ class Fingerprinter:
         for name, caps in self.capabilities.items():  # the title's subject: template-twin check
             if caps.uses_subject is not None:
                 if subject is None:
-                    subject = subject_words(
-                        title, lambda t: self.normalizer.words(t, words.language).words)
+                    subject = subject_words(title, lambda t: self.normalizer.words(
+                        t, words.language, detect=False).words)
                 signatures[name] = caps.uses_subject.with_subject(
                     signatures[name], subject, self.hasher)
         region: list[str] | None = None
         for name, caps in self.capabilities.items():  # copies under another site's chrome
             if caps.across_sites is not None:
                 if region is None:
-                    region = self.normalizer.words(extracted.region, words.language).words \
-                        if extracted.region else []
+                    region = self.normalizer.words(
+                        extracted.region, words.language, detect=False,
+                    ).words if extracted.region else []
                 signatures[name] = caps.across_sites.with_site(
                     signatures[name], site_of(doc.url or doc.doc_id), region, self.hasher)
         keys = {name: self.methods[name].keys(sig) for name, sig in signatures.items()}
         return Fingerprint(
             doc.doc_id, "ok", signatures, keys, words.language, len(words.words),
-            title, text, truncated, content_hash, canonical_url,
+            title, text, truncated, content_hash, canonical_url, extracted.region,
         )
 
     def encode(self, fp: Fingerprint) -> dict[str, Any]:

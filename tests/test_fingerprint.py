@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.index import MemoryIndex
-from tests.documents import ARTICLE
+from neardup_pipeline.text.extract import html_to_text
+from neardup_pipeline.text.normalize import detect_language
+from tests.documents import ARTICLE, STEMMED
 
 
 @settings(max_examples=150, deadline=None)
@@ -105,3 +107,42 @@ def test_empty_and_textless_pages_are_no_text() -> None:
         verdict = dedup.process(doc)
         assert verdict.status == "no_text" and not verdict.is_duplicate
     assert dedup.index.count() == 0
+
+
+GERMAN = ("Die Katzen laufen schnell über die Straße, und am Abend schlafen sie lange im warmen "
+          "Haus, während der Regen auf das Dach fällt und die Kinder Geschichten erzählen. ") * 4
+
+
+def test_the_language_is_detected_on_first_use_when_the_words_need_none() -> None:
+    """Words as they are (the default) read every language alike: a page's language is only
+    detected when something asks for it (a record, `compare`), never on the check path."""
+    fp = Fingerprinter().fingerprint(Document("de", text=GERMAN))
+    assert fp.read_language is None and "language" not in vars(fp)  # nothing detected yet
+    assert fp.language == "de"
+    no_words = Fingerprinter().fingerprint(Document("empty", text="  "))
+    assert no_words.status == "no_text" and no_words.language is None
+
+
+def test_with_stop_words_and_stems_the_words_are_read_in_the_detected_language() -> None:
+    stemmed = Fingerprinter(NearDupConfig.from_mapping(STEMMED))
+    fp = stemmed.fingerprint(Document("de", text=GERMAN))
+    assert fp.read_language == fp.language == "de"
+    assert stemmed.normalizer.words(GERMAN, "de").words[:2] == ["katz", "lauf"]
+
+
+def test_an_article_in_another_language_than_its_hosts_chrome_is_read_in_its_own() -> None:
+    """The content region names the language when it holds most of the page's words: the
+    host's English menus and notice around a German article do not make it English."""
+    teaser = ("<div class='teaser'><h3>More from Daily Site</h3><p>Our reporters spent a "
+              "week with the fishermen of the northern coast, who tell how the storms of this "
+              "winter changed the harbour and the lives of the families around it.</p></div>")
+    paragraphs = "".join(f"<p>{GERMAN}</p>" for _ in range(3))
+    page = (f"<html><head><title>Katzen | Daily Site</title></head><body>{teaser * 3}"
+            f"<article><h1>Katzen</h1>{paragraphs}</article>"
+            f"<footer>About us, contact, privacy policy and terms of use.</footer></body></html>")
+    extracted = html_to_text(page, chromeless=True)
+    assert extracted.region and extracted.text.startswith("More from Daily Site")
+    assert detect_language(extracted.text) == "en"  # the start of the page: the host's
+    for config in (NearDupConfig(), NearDupConfig.from_mapping(STEMMED)):
+        fp = Fingerprinter(config).fingerprint(Document("p", html=page, url="https://x.co.uk/"))
+        assert fp.language == "de"

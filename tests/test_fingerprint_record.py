@@ -23,6 +23,7 @@ def test_a_record_gives_back_the_very_fingerprint(methods: tuple[str, ...]) -> N
     back = from_record(fingerprinter, json.loads(json.dumps(to_record(fingerprinter, fp))))
     assert dataclasses.replace(back, signatures={}) == dataclasses.replace(
         fp, signatures={}, text="")
+    assert back.language == fp.language == "en"  # detected for the record, kept by it
     assert back.signatures.keys() == fp.signatures.keys()
     for name, signature in fp.signatures.items():
         got = back.signatures[name]

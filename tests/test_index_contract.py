@@ -44,6 +44,22 @@ def test_re_adding_a_doc_id_replaces_it(index: FingerprintIndex) -> None:
     assert index.count() == 1
 
 
+def test_a_key_shared_by_pages_finds_those_still_holding_it(index: FingerprintIndex) -> None:
+    """Pages re-added with other keys leave a shared key one by one (the memory index keeps a
+    key of one page as its id alone, of more as a set: both ways round)."""
+    for doc_id in ("a", "b", "c"):
+        index.add(entry(doc_id, 0))
+    index.add(entry("a", 2**64 - 1))
+    index.add(entry("b", 2**64 - 1))
+    index.flush()
+    assert index.candidates({"simhash": block_keys(0)}) == {"c"}
+    index.add(entry("c", 2**64 - 1))
+    index.add(entry("d", 0))
+    index.flush()
+    assert index.candidates({"simhash": block_keys(0)}) == {"d"}
+    assert index.candidates({"simhash": block_keys(2**64 - 1)}) == {"a", "b", "c"}
+
+
 def test_flush_keeps_everything_findable(index: FingerprintIndex) -> None:
     rng = random.Random(1)
     fps = {f"doc-{i}": rng.getrandbits(64) for i in range(300)}

@@ -22,9 +22,9 @@ class MemoryIndex(ClosesOnExit):
 
     def __init__(self) -> None:
         self._entries: dict[str, IndexEntry] = {}
-        # method -> key -> ids: a page's keys are looked up without a tuple made for each
-        self._postings: dict[str, defaultdict[str, set[str]]] = defaultdict(
-            lambda: defaultdict(set))
+        # method -> key -> ids: a page's keys are looked up without a tuple made for each. A key
+        # of one page (most passage and band keys) holds its id alone: no set made for it.
+        self._postings: defaultdict[str, dict[str, str | set[str]]] = defaultdict(dict)
         self._params: dict[str, Any] | None = None
         self._doc_words: dict[str, frozenset[int]] = {}  # DF: each document's distinct words
         self._df: dict[int, int] = {}
@@ -44,7 +44,13 @@ class MemoryIndex(ClosesOnExit):
             for method, keys in entry.keys.items():
                 postings = self._postings[method]
                 for key in keys:
-                    postings[key].add(doc_id)
+                    ids = postings.setdefault(key, doc_id)
+                    if ids == doc_id:
+                        continue
+                    if isinstance(ids, str):
+                        postings[key] = {ids, doc_id}
+                    else:
+                        ids.add(doc_id)
 
     def remove(self, doc_id: str) -> None:
         """Forget a document (the Elasticsearch write cache drops entries once searchable)."""
@@ -59,9 +65,17 @@ class MemoryIndex(ClosesOnExit):
             postings = self._postings[method]
             for key in keys:
                 ids = postings.get(key)
-                if ids is not None:
-                    ids.discard(doc_id)
-                    if not ids:
+                if ids is None:
+                    continue
+                if isinstance(ids, str):
+                    if ids == doc_id:
+                        del postings[key]
+                    continue
+                ids.discard(doc_id)
+                if len(ids) <= 1:
+                    if ids:
+                        postings[key] = ids.pop()
+                    else:
                         del postings[key]
 
     def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
@@ -73,7 +87,11 @@ class MemoryIndex(ClosesOnExit):
                     continue
                 for key in method_keys:
                     ids = postings.get(key)
-                    if ids:
+                    if ids is None:
+                        continue
+                    if isinstance(ids, str):
+                        found.add(ids)
+                    else:
                         found |= ids
         return found
 

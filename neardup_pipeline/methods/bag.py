@@ -45,7 +45,7 @@ import base64
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -56,7 +56,6 @@ from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.methods.minhash import (
     FAMILY_VERSION,
     _fmix64,
-    chunk_hashes,
     hash_family,
     min_hashes,
     resemblance,
@@ -232,15 +231,25 @@ def passage_keys(sequence: Codes, sample: int) -> list[str]:
     sampled = runs[runs <= np.uint64((1 << 64) // sample - 1)]
     if sampled.size < 2:
         return []
-    hexed = _fmix64(sampled[:-1] * PAIR_MIX ^ sampled[1:]).astype(">u8").tobytes().hex()
-    return list(dict.fromkeys(
-        PASSAGE_PREFIX + hexed[at : at + 16] for at in range(0, len(hexed), 16)))
+    pairs = _fmix64(sampled[:-1] * PAIR_MIX ^ sampled[1:]).astype(">u8").tobytes()
+    # 16 hex digits a key: split at a space every 8 bytes, in C
+    return list(dict.fromkeys([PASSAGE_PREFIX + key for key in pairs.hex(" ", 8).split()]))
 
 
 def band_keys(minimums: U64Array, bands: int) -> list[str]:
-    """One key per band of len/bands consecutive minimums: equal bands make a candidate."""
-    hashes = chunk_hashes(minimums.astype(">u8").tobytes(), bands)
-    return [f"{i}:{h:016x}" for i, h in enumerate(hashes)]
+    """One key per band of len/bands consecutive minimums, "<band>:<xxh64 of its bytes, 16
+    hex>": equal bands make a candidate. (xxhash's own hex digest: formatting an int with a
+    format spec costs twice the hashing.)"""
+    data = minimums.astype(">u8").tobytes()
+    step = len(data) // bands
+    return [prefix + xxhash.xxh64_hexdigest(data[at : at + step])
+            for prefix, at in zip(_band_prefixes(bands), range(0, step * bands, step),
+                                  strict=True)]
+
+
+@cache
+def _band_prefixes(bands: int) -> tuple[str, ...]:
+    return tuple(f"{band}:" for band in range(bands))
 
 
 @dataclass(frozen=True)
@@ -417,7 +426,8 @@ class BagMethod:
         keys = band_keys(signature.minimums, self.bands)
         if signature.region_words >= MIN_CONTAINED_WORDS:  # one namespace: a region finds a
             # whole page and the reverse
-            keys += [key for key in band_keys(signature.region, self.bands) if key not in keys]
+            whole = set(keys)
+            keys += [key for key in band_keys(signature.region, self.bands) if key not in whole]
         if self.site_containment and signature.site and \
                 signature.sequence.size >= MIN_CONTAINED_WORDS:  # copies across sites only
             keys += passage_keys(signature.sequence, self.passage_sample)

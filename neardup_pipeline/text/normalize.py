@@ -242,25 +242,33 @@ class Normalizer:
             else "3",
         }
 
+    @property
+    def reads_language(self) -> bool:
+        """Whether the words depend on the text's language (its stop words, its stems)."""
+        return self.remove_stopwords or self.stem
+
     def _rules_language(self, language: str) -> str:
         """Whose word rules read a text: its language's when they stem or drop stop words, else
         the one table every language shares (the same word objects page after page, which the
         word-hash memo keys on)."""
-        return language if self.remove_stopwords or self.stem else ANY_LANGUAGE
+        return language if self.reads_language else ANY_LANGUAGE
 
-    def words(self, text: str, language: str | None = None) -> Words:
+    def words(self, text: str, language: str | None = None, *, detect: bool = True) -> Words:
         """Canonical words of `text` in document order (stop words removed and stems, where
         configured); `language` (else the configured one, else detected) decides the stop words
-        and stems, and is the one the words are said to be in."""
+        and stems, and is the one the words are said to be in. `detect=False`: no detection when
+        the rules read every language alike (the words are the same; their language is None)."""
         canon = canonical_text(text[: self.max_words * _CHARS_PER_WORD])
         limit = self.max_token_chars
         room = self.max_words * 2  # for the long ones dropped
         given = language or self.language
         # Detected before the tokens are made, so that a text of known words is read straight
         # to its stems; a text without words keeps no detected language, as if never detected.
-        language = given or detect_language(canon)
-        rules = (word_rules_for(self._rules_language(language), self.remove_stopwords, self.stem)
-                 if language is not None else None)
+        detects = detect or self.reads_language
+        language = given or (detect_language(canon) if detects else None)
+        rules = (word_rules_for(self._rules_language(language or ANY_LANGUAGE),
+                                self.remove_stopwords, self.stem)
+                 if language is not None or not detects else None)
         if rules is not None:
             kept = rules.known_stems_of(canon, room, limit, self.max_words)
             if kept is not None:

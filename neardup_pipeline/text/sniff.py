@@ -49,6 +49,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"wOFF", "WOFF font"),
     (b"wOF2", "WOFF2 font"),
 )
+_FIRST_BYTES = frozenset(magic[0] for magic, _ in _MAGIC)  # what a magic number starts with
 # Containers whose format name sits after a size field.
 _RIFF = re.compile(rb"RIFF.{4}(WEBP|WAVE|AVI )", re.DOTALL)
 _ISO_MEDIA = re.compile(rb".{4}ftyp", re.DOTALL)  # MP4, MOV, HEIC, AVIF
@@ -91,6 +92,8 @@ def _head_bytes(head: str | bytes) -> bytes:
 
 
 def _magic(head: bytes) -> str | None:
+    if head and head[0] < 0x80 and head[0] not in _FIRST_BYTES:
+        return _container(head)  # no magic number starts so: most pages ("<", a space)
     for magic, kind in _MAGIC:
         if not head or not _same_byte(head[0], magic[0]):
             continue  # the first byte already differs: most magic numbers, most pages
@@ -102,6 +105,10 @@ def _magic(head: bytes) -> str | None:
             if kind == "bzip2 data" and not _BZIP2.match(head):
                 continue
             return kind
+    return _container(head)
+
+
+def _container(head: bytes) -> str | None:
     if _RIFF.match(head):
         return "RIFF media"
     if _ISO_MEDIA.match(head) and head[8:12].isalnum():

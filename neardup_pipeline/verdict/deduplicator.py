@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -76,6 +76,9 @@ class Deduplicator:
         self._previous: tuple[str, IndexEntry | None] | None = None
         self.last_move: ClusterMove | None = None
         self._heads: tuple[str, dict[str, IndexEntry]] = ("", {})  # see verdict_for
+        # Whether the index publishes a write order, asked once per index object: a runtime
+        # Protocol's isinstance reads every attribute it names, once a page otherwise.
+        self._publishes: tuple[object, bool] = (None, False)
 
     def check(self, doc: Document) -> tuple[Verdict, Fingerprint]:
         """Verdict for `doc` against what the index holds (the index is not changed)."""
@@ -409,9 +412,12 @@ class Deduplicator:
         batch that was its own cluster's original takes the batch's later pages of that
         cluster along. The earlier writer never needs to change: it came first."""
         verdicts = [verdict for _, verdict, _ in decided]
-        if not decided or not isinstance(self.index, SupportsPublish):
+        index = self.index
+        if self._publishes[0] is not index:
+            self._publishes = (index, isinstance(index, SupportsPublish))
+        if not decided or not self._publishes[1]:
             return verdicts
-        earlier = self.index.publish()
+        earlier = cast(SupportsPublish, index).publish()  # asked above, once for this index
         if not earlier:
             return verdicts
         others = MemoryIndex()
