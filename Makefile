@@ -32,10 +32,13 @@ browser:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
 	fi
 
-## test: lint, then pytest against a throwaway real Elasticsearch on 127.0.0.1
+## test: lint, then pytest against a throwaway real Elasticsearch on 127.0.0.1, in two worker
+## processes (pytest-xdist), a test file to each in turn: most of a crawl or server test is
+## waiting, which the other worker fills. Two, not one a core: each worker may start its own
+## secured Elasticsearch (512 MB of heap and a JVM each).
 # pytest's exit code 5 (no tests collected) is non-zero, so it fails the target as well.
 test: lint browser
-	$(BIN)/python tests/es_server.py -- $(BIN)/python -m pytest
+	$(BIN)/python tests/es_server.py -- $(BIN)/python -m pytest -n 2 --dist loadfile
 
 ## unit: the fast unit tests only (no crawl, subprocess, server or Elasticsearch)
 unit: venv

@@ -4,7 +4,8 @@ The session fixture `es8_url` yields the URL of one server (tests/es_server.py's
 security off, like the main test server); a test that uses it is marked `elasticsearch`
 (tests/conftest.py). The server starts in a background thread as soon as the collected tests
 show that one needs it (`start_early`, from conftest's `pytest_collection_finish`), so its start
-overlaps the tests that run before, and stops when the session ends (`stop`, from
+overlaps the tests that run before (under pytest-xdist, when a worker first needs it), and stops
+when the session ends (`stop`, from
 `pytest_sessionfinish`). It needs mvn (the 8.19 integ-test zip, cached beside the 9.x one) and a
 JDK 17 to 23. When the main test server is already an 8.x one (NEARDUP_ES_VERSION=8...), that
 server is used instead of a second one.
@@ -81,7 +82,11 @@ def main_server_is_8x() -> bool:
 
 
 def start_early(items: Sequence[pytest.Item]) -> None:
-    """Start the server now, in the background, when a selected test will need it."""
+    """Start the server now, in the background, when a selected test will need it. Not in a
+    pytest-xdist worker: each collects every test, and only the one given the test starts it
+    (on first use), not one server per worker."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
     if not main_server_is_8x() and any(FIXTURE in getattr(i, "fixturenames", ()) for i in items):
         _BACKGROUND.start()
 
