@@ -31,10 +31,10 @@ def language_sample(text: str, region: str) -> str:
     the page's words, else the whole text. Another site's chrome before a copy (a standfirst, a
     cookie notice in the host's language) must not choose its stop words and stems; a code
     listing or a note in another language, a small part of a page, must not either."""
-    if region and len(region.split(None, MIN_LANGUAGE_WORDS)) >= MIN_LANGUAGE_WORDS:
-        region_words = len(region.split())
-        if 2 * region_words > len(text.split(None, 2 * region_words)):
-            return region
+    region_words = len(region.split())
+    if region_words >= MIN_LANGUAGE_WORDS and \
+            2 * region_words > len(text.split(None, 2 * region_words)):
+        return region
     return text
 
 

@@ -56,6 +56,7 @@ from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.methods.minhash import (
     FAMILY_VERSION,
     _fmix64,
+    chunks,
     hash_family,
     min_hashes,
     resemblance,
@@ -240,11 +241,8 @@ def band_keys(minimums: U64Array, bands: int) -> list[str]:
     """One key per band of len/bands consecutive minimums, "<band>:<xxh64 of its bytes, 16
     hex>": equal bands make a candidate. (xxhash's own hex digest: formatting an int with a
     format spec costs twice the hashing.)"""
-    data = minimums.astype(">u8").tobytes()
-    step = len(data) // bands
-    return [prefix + xxhash.xxh64_hexdigest(data[at : at + step])
-            for prefix, at in zip(_band_prefixes(bands), range(0, step * bands, step),
-                                  strict=True)]
+    return [prefix + xxhash.xxh64_hexdigest(band) for prefix, band in zip(
+        _band_prefixes(bands), chunks(minimums.astype(">u8").tobytes(), bands), strict=True)]
 
 
 @cache

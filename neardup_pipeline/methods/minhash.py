@@ -99,8 +99,13 @@ def super_shingles(signature: U64Array, groups: int) -> list[int]:
 
 def chunk_hashes(data: bytes, parts: int) -> list[int]:
     """xxh64 of each of `parts` equal consecutive slices of `data`."""
+    return [xxhash.xxh64_intdigest(chunk) for chunk in chunks(data, parts)]
+
+
+def chunks(data: bytes, parts: int) -> list[bytes]:
+    """`parts` equal consecutive slices of `data` (a remainder shorter than one is left out)."""
     step = len(data) // parts
-    return [xxhash.xxh64_intdigest(data[i : i + step]) for i in range(0, step * parts, step)]
+    return [data[i : i + step] for i in range(0, step * parts, step)]
 
 
 def mega_shingles(supers: Sequence[int]) -> list[int]:
