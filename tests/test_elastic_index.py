@@ -90,6 +90,46 @@ def test_any_method_gets_keyword_keys(config: NearDupConfig, es: Elasticsearch) 
     assert props["other_keys"]["type"] == "keyword"
 
 
+def test_key_fields_are_searched_without_doc_values(
+    config: NearDupConfig, es: Elasticsearch
+) -> None:
+    """A lookup only searches the keys (the terms) and reads doc_id's doc values: the keys'
+    own doc values would be disk and indexing work nothing reads."""
+    index = open_elastic(config)
+    try:
+        index.add(IndexEntry("a", {"other": "x"}, {"other": ["0:1"], "simhash": ["0:2"]},
+                             {"cluster": "a"}))
+        index.flush()
+        assert index.candidates({"other": ["0:1"]}) == index.candidates({"simhash": ["0:2"]}) \
+            == {"a"}
+    finally:
+        index.close()
+    name = config.elastic.fingerprint_index
+    props = es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+    assert props["simhash_keys"]["doc_values"] is False
+    assert props["other_keys"]["doc_values"] is False  # a method's keys: the dynamic template
+
+
+def test_an_index_made_with_key_doc_values_still_opens(
+    config: NearDupConfig, es: Elasticsearch
+) -> None:
+    """An index made before the key fields lost their doc values keeps them (Elasticsearch
+    refuses to change the parameter): opening it adds only the fields it lacks."""
+    name = config.elastic.fingerprint_index
+    es.indices.create(index=name, mappings={"properties": {
+        "simhash_keys": {"type": "keyword"}, "doc_id": {"type": "keyword"}}})
+    index = open_elastic(config)
+    try:
+        index.add(entry("a", ["0:1"]))
+        index.flush()
+        assert index.candidates({"simhash": ["0:1"]}) == {"a"}
+    finally:
+        index.close()
+    props = es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+    assert "doc_values" not in props["simhash_keys"]  # as it was made
+    assert props["signatures"] == {"type": "object", "enabled": False}  # what it lacked
+
+
 def test_params_stored_and_mismatch_refused(config: NearDupConfig, es: Elasticsearch) -> None:
     first = open_elastic(config)
     first.ensure_params(PARAMS)

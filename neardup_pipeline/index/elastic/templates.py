@@ -143,8 +143,21 @@ def create_index(connection: Connection, spec: IndexSpec) -> None:
     except BadRequestError as exc:
         if error_type(exc) != "resource_already_exists_exception":
             raise
-        mappings = {k: v for k, v in body["mappings"].items() if k != "_meta"}
+        mappings = lacking_fields(connection, spec.index, body["mappings"])
         connection.call(lambda: client.indices.put_mapping(index=spec.index, **mappings))
+
+
+def lacking_fields(connection: Connection, index: str, mappings: dict[str, Any]) -> dict[str, Any]:
+    """The mapping to put on an existing index: the fields it lacks, and the rules for fields to
+    come. A field it has keeps its parameters: Elasticsearch refuses to change most of them (an
+    index made before the key fields lost their doc values keeps them)."""
+    answer = connection.call(lambda: connection.client.indices.get_mapping(index=index))
+    have = {name for found in answer.body.values()
+            for name in found.get("mappings", {}).get("properties", {})}
+    lacking = {k: v for k, v in mappings.items() if k not in ("_meta", "properties")}
+    lacking["properties"] = {
+        name: field for name, field in mappings.get("properties", {}).items() if name not in have}
+    return lacking
 
 
 def prepare_index(connection: Connection, spec: IndexSpec) -> None:
