@@ -10,15 +10,16 @@ gives back the signature's class. No pickle: whoever can write to the cluster ca
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import hashlib
 import json
 from typing import Any, cast
 
 import numpy as np
+import pybase64
 
 from neardup_pipeline.fingerprint import Fingerprint, Fingerprinter
+from neardup_pipeline.sketch.stored import array_text
 
 VERSION = 1  # of this record's layout: part of the digest, so an older record is not used
 _NUMERIC_KINDS = frozenset("biuf")  # never an object array from stored bytes
@@ -40,7 +41,7 @@ def to_record(fingerprinter: Fingerprinter, fp: Fingerprint) -> dict[str, Any]:
         signatures[name] = {
             "form": fingerprinter.methods[name].encode(skeleton),
             "arrays": {f: {"dtype": a.dtype.str, "shape": list(a.shape),
-                           "data": base64.b64encode(a.tobytes()).decode("ascii")}
+                           "data": array_text(a)}
                        for f, a in arrays.items()},
         }
     return {
@@ -85,5 +86,5 @@ def _array(stored: dict[str, Any]) -> np.ndarray[Any, Any]:
     dtype = np.dtype(str(stored["dtype"]))
     if dtype.kind not in _NUMERIC_KINDS:
         raise ValueError(f"not a numeric dtype: {stored['dtype']!r}")
-    data = base64.b64decode(str(stored["data"]), validate=True)
+    data = pybase64.b64decode(str(stored["data"]), validate=True)
     return np.frombuffer(data, dtype=dtype).reshape([int(n) for n in stored["shape"]]).copy()

@@ -41,7 +41,6 @@ the original is sampled in every page holding it), and two consecutive samples m
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -67,6 +66,7 @@ from neardup_pipeline.methods.reword import Codes, RewordRule, edit_pattern, wor
 from neardup_pipeline.setting import doc
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
+from neardup_pipeline.sketch.stored import array_text, text_array
 from neardup_pipeline.text.subject import F64Array, leans_on_own_subject
 
 F32Array = npt.NDArray[np.float32]
@@ -433,28 +433,28 @@ class BagMethod:
 
     def encode(self, signature: BagSignature) -> dict[str, str]:
         return {
-            "words": _b64(signature.words.astype(">u8")),
-            "weights": _b64(signature.weights.astype(">f2")),  # 3 significant digits suffice
-            "minimums": _b64(signature.minimums.astype(">u8")),
-            "order": _b64(signature.order.astype(">u8")),
-            "sequence": _b64(signature.sequence.astype(">u2")),
-            "subject": _b64(signature.subject.astype(">u8")),
+            "words": array_text(signature.words.astype(">u8")),
+            "weights": array_text(signature.weights.astype(">f2")),  # 3 significant digits suffice
+            "minimums": array_text(signature.minimums.astype(">u8")),
+            "order": array_text(signature.order.astype(">u8")),
+            "sequence": array_text(signature.sequence.astype(">u2")),
+            "subject": array_text(signature.subject.astype(">u8")),
             "site": f"{signature.site:016x}",
-            "region": _b64(signature.region.astype(">u8")),
+            "region": array_text(signature.region.astype(">u8")),
             "region_words": str(signature.region_words),
         }
 
     def decode(self, stored: object) -> BagSignature:
         assert isinstance(stored, dict)
         return BagSignature(
-            np.frombuffer(base64.b64decode(stored["words"]), ">u8").astype(np.uint64),
-            np.frombuffer(base64.b64decode(stored["weights"]), ">f2").astype(np.float32),
-            np.frombuffer(base64.b64decode(stored["minimums"]), ">u8").astype(np.uint64),
-            np.frombuffer(base64.b64decode(stored["order"]), ">u8").astype(np.uint64),
-            np.frombuffer(base64.b64decode(stored["sequence"]), ">u2").astype(np.uint16),
-            np.frombuffer(base64.b64decode(stored.get("subject", "")), ">u8").astype(np.uint64),
+            text_array(stored["words"], ">u8", np.uint64),
+            text_array(stored["weights"], ">f2", np.float32),
+            text_array(stored["minimums"], ">u8", np.uint64),
+            text_array(stored["order"], ">u8", np.uint64),
+            text_array(stored["sequence"], ">u2", np.uint16),
+            text_array(stored.get("subject", ""), ">u8", np.uint64),
             int(stored.get("site", "0"), 16),
-            np.frombuffer(base64.b64decode(stored.get("region", "")), ">u8").astype(np.uint64),
+            text_array(stored.get("region", ""), ">u8", np.uint64),
             int(stored.get("region_words", "0")),
         )
 
@@ -518,7 +518,3 @@ class BagMethod:
 def _site_hash(site: str) -> int:
     """A site as 64 bits (0 for none): xxh64, as the index stores it."""
     return (xxhash.xxh64_intdigest(site.encode("utf-8")) or 1) if site else 0
-
-
-def _b64(values: npt.NDArray[np.generic]) -> str:
-    return base64.b64encode(values.tobytes()).decode("ascii")

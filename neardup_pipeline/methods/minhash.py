@@ -7,7 +7,6 @@ the shingle sets are available for verification. Everything is numpy: no loop pe
 
 from __future__ import annotations
 
-import base64
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.setting import doc
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
+from neardup_pipeline.sketch.stored import array_text, text_array
 
 try:  # the same minimums in one C loop (setup.py); without a compiler, numpy below
     from neardup_pipeline.sketch import _sketch
@@ -310,8 +310,8 @@ class MinhashMethod:
 
 
 def _b64(values: npt.NDArray[np.uint64]) -> str:
-    return base64.b64encode(values.astype(">u8").tobytes()).decode("ascii")
+    return array_text(values.astype(">u8"))
 
 
 def _unb64(text: str) -> U64Array:
-    return np.frombuffer(base64.b64decode(text), dtype=">u8").astype(np.uint64)
+    return text_array(text, ">u8", np.uint64)

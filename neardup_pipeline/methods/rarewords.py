@@ -24,7 +24,6 @@ Choices (measured on the benchmarks' corpora):
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -37,6 +36,7 @@ from neardup_pipeline.methods.contract import CorpusStats
 from neardup_pipeline.setting import doc
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
+from neardup_pipeline.sketch.stored import array_text, text_array
 
 try:  # distinct counts and weighted Jaccard in one C pass each (setup.py); else numpy below
     from neardup_pipeline.sketch import _sketch
@@ -260,16 +260,16 @@ class RarewordsMethod:
 
     def encode(self, signature: RarewordsSignature) -> dict[str, object]:
         return {
-            "h": _b64(signature.profile.astype(">u8")),
-            "w": _b64(signature.weights.astype(">f2")),
+            "h": array_text(signature.profile.astype(">u8")),
+            "w": array_text(signature.weights.astype(">f2")),
             "n": signature.documents,
         }
 
     def decode(self, stored: object) -> RarewordsSignature:
         if not isinstance(stored, Mapping):
             raise ValueError("a rarewords signature is stored as an object")
-        profile = np.frombuffer(base64.b64decode(stored["h"]), dtype=">u8").astype(np.uint64)
-        weights = np.frombuffer(base64.b64decode(stored["w"]), dtype=">f2").astype(np.float32)
+        profile = text_array(stored["h"], ">u8", np.uint64)
+        weights = text_array(stored["w"], ">f2", np.float32)
         return RarewordsSignature(profile, weights, int(stored.get("n", 0)))
 
     def similarity(self, a: RarewordsSignature, b: RarewordsSignature) -> float:
@@ -324,7 +324,3 @@ def memory_per_document(signature: RarewordsSignature, m: int) -> dict[str, int]
 def _unit(weights: F32Array) -> F32Array:
     total = float(weights.sum(dtype=np.float64))
     return weights / np.float32(total) if total > 0 else weights
-
-
-def _b64(values: npt.NDArray[np.generic]) -> str:
-    return base64.b64encode(values.tobytes()).decode("ascii")
