@@ -739,20 +739,29 @@ cdef bint _append_words(string& out, const unsigned char* text, size_t length, b
     character other than whitespace after whitespace, a block boundary or nothing) and marking
     where its first word begins."""
     cdef size_t i = 0, width
+    cdef unsigned char byte
     cdef Py_UCS4 point
     while i < length:
-        width = _decode(text, i, length, &point)
-        if Py_UNICODE_ISSPACE(point):
-            space = True
+        byte = text[i]
+        if byte < 0x80 and not Py_UNICODE_ISSPACE(byte):  # a run of ASCII word bytes, at once
+            width = 1
+            while i + width < length and text[i + width] < 0x80 \
+                    and not Py_UNICODE_ISSPACE(text[i + width]):
+                width += 1
         else:
-            if space or out.size() == 0:
-                if space and out.size():
-                    out.push_back(b" ")
-                if span.words == 0:
-                    span.start = out.size()
-                span.words += 1
-            space = False
-            out.append(<const char*>text + i, width)
+            width = _decode(text, i, length, &point)
+            if Py_UNICODE_ISSPACE(point):
+                space = True
+                i += width
+                continue
+        if space or out.size() == 0:
+            if space and out.size():
+                out.push_back(b" ")
+            if span.words == 0:
+                span.start = out.size()
+            span.words += 1
+        space = False
+        out.append(<const char*>text + i, width)
         i += width
     return space
 
