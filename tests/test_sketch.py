@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from neardup_pipeline import NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprinter
-from neardup_pipeline.methods import minhash, rarewords, simhash
+from neardup_pipeline.methods import bag, minhash, rarewords, simhash
 from neardup_pipeline.methods.minhash import hash_family, numpy_fmix64, numpy_min_hashes
 from neardup_pipeline.sketch import rabin, shingles
 from neardup_pipeline.sketch._sketch import (
@@ -27,6 +27,7 @@ from neardup_pipeline.sketch._sketch import (
     fmix64,
     min_hash_kernels,
     min_hashes,
+    passage_keys,
     rabin_shingles,
     rabin_words,
     simhash64,
@@ -43,6 +44,7 @@ A, B = hash_family(84, 20100531)
 def test_the_methods_use_the_compiled_loops() -> None:
     assert minhash._sketch is not None and shingles._sketch is not None and rabin._sketch
     assert simhash._sketch is not None and rarewords._sketch is not None
+    assert bag._sketch is not None
 
 
 # Words as the tokenizer makes them: any characters but lone surrogates (never word characters).
@@ -139,6 +141,19 @@ def test_simhash_vote_and_finaliser_equal_numpy(values: list[int]) -> None:
     expected = simhash.numpy_simhash(data)
     assert (simhash64(data) if data.size else 0) == expected == simhash.simhash(data)
     assert np.array_equal(fmix64(data), numpy_fmix64(data))
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(st.lists(st.integers(0, 3) | st.integers(0, 2**16 - 1), max_size=700),
+       st.sampled_from([1, 2, 3, 16, 64]))
+def test_passage_keys_equal_numpy(codes: list[int], sample: int) -> None:
+    """Few distinct codes make runs repeat, so pairs repeat: each key is kept once, where it
+    first appears."""
+    data = np.array(codes, dtype=np.uint16)
+    expected = bag.numpy_passage_keys(data, sample)
+    assert bag.passage_keys(data, sample) == expected
+    if data.size >= 4:
+        assert passage_keys(data, (1 << 64) // sample - 1, b"p:") == expected
 
 
 @settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
@@ -262,5 +277,7 @@ def test_same_signatures_on_real_pages() -> None:
             assert np.array_equal(minhash.min_hashes(compiled, A, B),
                                   numpy_min_hashes(compiled, A, B))
             assert simhash.simhash(compiled) == simhash.numpy_simhash(compiled)
+        codes = bag.word_codes(bag.word_keys(words, hasher), 2048)
+        assert bag.passage_keys(codes, 16) == bag.numpy_passage_keys(codes, 16)
         assert np.array_equal(hasher.word_hashes(words), np.fromiter(
             map(hasher._store.table.__getitem__, words), dtype=np.uint64, count=len(words)))

@@ -18,12 +18,14 @@ from cpython.dict cimport PyDict_GetItem
 from cpython.long cimport PyLong_AsUnsignedLongLong
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
-from libc.stdint cimport int64_t, uint64_t, uintptr_t
+from libc.stdint cimport int64_t, uint16_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy
 
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    object PyUnicode_DecodeASCII(const char* data, Py_ssize_t size, const char* errors)
 
 
 def rabin_words(list words not None, const uint64_t[::1] table not None):
@@ -126,6 +128,55 @@ def fmix64(const uint64_t[::1] values not None):
         for i in range(n):
             result[i] = nd_fmix64(values[i])
     return out
+
+
+cdef const char* _HEX = b"0123456789abcdef"
+
+
+def passage_keys(const uint16_t[::1] codes not None, uint64_t limit, bytes prefix not None):
+    """bag.passage_keys in one pass: each 3-word run of the word codes packed as
+    c0 << 32 | c1 << 16 | c2 and finalised (fmix64), sampled when at most `limit`; each pair of
+    consecutive samples a key, fmix64(previous * PAIR_MIX ^ next), written as `prefix` and 16
+    hex digits, in text order, once each. The numpy code in bag.py is the reference and the
+    fallback; the keys are the same strings."""
+    cdef Py_ssize_t n = codes.shape[0], i, found = 0, j, size = len(prefix)
+    cdef uint64_t run, previous = 0, pair, mix = 0x9E3779B97F4A7C15ULL
+    cdef bint sampled = False, seen
+    cdef char key[64]
+    cdef uint64_t* pairs
+    keys = []
+    if n < 4:
+        return keys
+    if size > 40:
+        raise ValueError("a passage key prefix is a few characters")
+    memcpy(key, PyBytes_AS_STRING(prefix), size)
+    pairs = <uint64_t*>calloc(n, sizeof(uint64_t))
+    if pairs == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n - 2):
+            run = nd_fmix64((<uint64_t>codes[i] << 32) | (<uint64_t>codes[i + 1] << 16)
+                            | <uint64_t>codes[i + 2])
+            if run > limit:
+                continue
+            if sampled:
+                pair = nd_fmix64(previous * mix ^ run)
+                seen = False
+                for j in range(found):
+                    if pairs[j] == pair:
+                        seen = True
+                        break
+                if not seen:
+                    pairs[found] = pair
+                    found += 1
+                    for j in range(16):
+                        key[size + j] = _HEX[(pair >> (60 - 4 * j)) & 15]
+                    keys.append(PyUnicode_DecodeASCII(key, size + 16, NULL))
+            previous = run
+            sampled = True
+    finally:
+        free(pairs)
+    return keys
 
 
 def simhash64(const uint64_t[::1] hashes not None):
