@@ -428,6 +428,10 @@ class Server:
             "ES_JAVA_OPTS": os.environ.get("NEARDUP_ES_JAVA_OPTS", DEFAULT_JAVA_OPTS),
             "ES_PATH_CONF": str(config),
             "ES_TMPDIR": str(work / "tmp"),
+            # The launcher's probe of the JVM's final flags runs in a folder of its own temp
+            # directory, where 9.x's relative gc.log lands: this run's, not /tmp, so it goes
+            # with the run.
+            "CLI_JAVA_OPTS": f"-Djava.io.tmpdir={work / 'tmp'}",
         }
         command = [
             str(es_home / "bin" / "elasticsearch"),
