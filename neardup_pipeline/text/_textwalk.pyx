@@ -703,26 +703,31 @@ cdef inline size_t _decode(const unsigned char* text, size_t i, size_t length,
     return 1
 
 
+cdef inline size_t _piece(const unsigned char* text, size_t i, size_t length,
+                          bint* blank) noexcept:
+    """The width of what begins at `i`: a run of ASCII word bytes, taken at once (a character
+    at a time cost a std::string append each), else one character; `blank`: whether that
+    character is whitespace (Py_UNICODE_ISSPACE, as str.split)."""
+    cdef size_t end = i
+    cdef Py_UCS4 point
+    while end < length and text[end] < 0x80 and not Py_UNICODE_ISSPACE(text[end]):
+        end += 1
+    if end > i:
+        blank[0] = False
+        return end - i
+    end = _decode(text, i, length, &point)
+    blank[0] = Py_UNICODE_ISSPACE(point)
+    return end
+
+
 cdef bint _append(string& out, const unsigned char* text, size_t length, bint space) noexcept:
     """Append text to out, runs of whitespace (Py_UNICODE_ISSPACE, as str.split) as one space,
     none at the start; returns whether a space is pending."""
-    cdef size_t i = 0, width, end
-    cdef unsigned char byte
-    cdef Py_UCS4 point
+    cdef size_t i = 0, width
+    cdef bint blank
     while i < length:
-        byte = text[i]
-        if byte < 0x80 and not Py_UNICODE_ISSPACE(byte):  # a run of ASCII word bytes, at once
-            end = i + 1
-            while end < length and text[end] < 0x80 and not Py_UNICODE_ISSPACE(text[end]):
-                end += 1
-            if space and out.size():
-                out.push_back(b" ")
-            space = False
-            out.append(<const char*>text + i, end - i)
-            i = end
-            continue
-        width = _decode(text, i, length, &point)
-        if Py_UNICODE_ISSPACE(point):
+        width = _piece(text, i, length, &blank)
+        if blank:
             space = True
         else:
             if space and out.size():
@@ -739,29 +744,20 @@ cdef bint _append_words(string& out, const unsigned char* text, size_t length, b
     character other than whitespace after whitespace, a block boundary or nothing) and marking
     where its first word begins."""
     cdef size_t i = 0, width
-    cdef unsigned char byte
-    cdef Py_UCS4 point
+    cdef bint blank
     while i < length:
-        byte = text[i]
-        if byte < 0x80 and not Py_UNICODE_ISSPACE(byte):  # a run of ASCII word bytes, at once
-            width = 1
-            while i + width < length and text[i + width] < 0x80 \
-                    and not Py_UNICODE_ISSPACE(text[i + width]):
-                width += 1
+        width = _piece(text, i, length, &blank)
+        if blank:
+            space = True
         else:
-            width = _decode(text, i, length, &point)
-            if Py_UNICODE_ISSPACE(point):
-                space = True
-                i += width
-                continue
-        if space or out.size() == 0:
-            if space and out.size():
-                out.push_back(b" ")
-            if span.words == 0:
-                span.start = out.size()
-            span.words += 1
-        space = False
-        out.append(<const char*>text + i, width)
+            if space or out.size() == 0:
+                if space and out.size():
+                    out.push_back(b" ")
+                if span.words == 0:
+                    span.start = out.size()
+                span.words += 1
+            space = False
+            out.append(<const char*>text + i, width)
         i += width
     return space
 
