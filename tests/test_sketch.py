@@ -153,7 +153,7 @@ def test_passage_keys_equal_numpy(codes: list[int], sample: int) -> None:
     expected = bag.numpy_passage_keys(data, sample)
     assert bag.passage_keys(data, sample) == expected
     if data.size >= 4:
-        assert passage_keys(data, (1 << 64) // sample - 1, b"p:") == expected
+        assert passage_keys(data, (1 << 64) // sample - 1, int(bag.PAIR_MIX), b"p:") == expected
 
 
 @settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)

@@ -237,7 +237,7 @@ def passage_keys(sequence: Codes, sample: int) -> list[str]:
         return []
     if _sketch is not None:
         return _sketch.passage_keys(np.ascontiguousarray(sequence, dtype=np.uint16),
-                                    (1 << 64) // sample - 1, _PASSAGE_PREFIX_BYTES)
+                                    (1 << 64) // sample - 1, int(PAIR_MIX), _PASSAGE_PREFIX_BYTES)
     return numpy_passage_keys(sequence, sample)
 
 

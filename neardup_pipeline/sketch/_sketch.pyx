@@ -133,14 +133,15 @@ def fmix64(const uint64_t[::1] values not None):
 cdef const char* _HEX = b"0123456789abcdef"
 
 
-def passage_keys(const uint16_t[::1] codes not None, uint64_t limit, bytes prefix not None):
+def passage_keys(const uint16_t[::1] codes not None, uint64_t limit, uint64_t mix,
+                 bytes prefix not None):
     """bag.passage_keys in one pass: each 3-word run of the word codes packed as
     c0 << 32 | c1 << 16 | c2 and finalised (fmix64), sampled when at most `limit`; each pair of
-    consecutive samples a key, fmix64(previous * PAIR_MIX ^ next), written as `prefix` and 16
+    consecutive samples a key, fmix64(previous * mix ^ next), written as `prefix` and 16
     hex digits, in text order, once each. The numpy code in bag.py is the reference and the
     fallback; the keys are the same strings."""
     cdef Py_ssize_t n = codes.shape[0], i, found = 0, j, size = len(prefix)
-    cdef uint64_t run, previous = 0, pair, mix = 0x9E3779B97F4A7C15ULL
+    cdef uint64_t run, previous = 0, pair
     cdef bint sampled = False, seen
     cdef char key[64]
     cdef uint64_t* pairs
