@@ -112,6 +112,7 @@ class Fingerprinter:
     def methods(self, methods: dict[str, Method]) -> None:
         self._methods = methods
         self.capabilities = {name: MethodCapabilities.of(m) for name, m in methods.items()}
+        self._reads_region = any(c.across_sites is not None for c in self.capabilities.values())
 
     def params(self) -> dict[str, object]:
         """Everything that must match between two fingerprints for them to be comparable."""
@@ -165,7 +166,11 @@ class Fingerprinter:
         if self.text.language is None and self.normalizer.reads_language:
             sample = language_sample(text, extracted.region)
             language = detect_language(sample) if sample is not text else None
-        words = self.normalizer.words(text, language, detect=False)
+        region: list[str] | None = None  # the content region's words, for copies across sites
+        if extracted.region and self._reads_region:
+            words, region = self.normalizer.words_with_passage(text, extracted.region, language)
+        else:
+            words = self.normalizer.words(text, language, detect=False)
         # Of the words' hashes, which the signatures read next (ShingleHasher memoises them):
         # the same words in the same order, the same hash, without joining the text again.
         content_hash = hashlib.blake2b(
@@ -192,15 +197,10 @@ class Fingerprinter:
                         t, words.language, detect=False).words)
                 signatures[name] = caps.uses_subject.with_subject(
                     signatures[name], subject, self.hasher)
-        region: list[str] | None = None
         for name, caps in self.capabilities.items():  # copies under another site's chrome
             if caps.across_sites is not None:
-                if region is None:
-                    region = self.normalizer.words(
-                        extracted.region, words.language, detect=False,
-                    ).words if extracted.region else []
                 signatures[name] = caps.across_sites.with_site(
-                    signatures[name], site_of(doc.url or doc.doc_id), region, self.hasher)
+                    signatures[name], site_of(doc.url or doc.doc_id), region or [], self.hasher)
         keys = {name: self.methods[name].keys(sig) for name, sig in signatures.items()}
         return Fingerprint(
             doc.doc_id, "ok", signatures, keys, words.language, len(words.words),

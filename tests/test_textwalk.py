@@ -301,7 +301,8 @@ def test_a_read_limit_stops_both_walks_at_the_same_block() -> None:
 
 
 _MARKUP = st.lists(st.sampled_from(["<", ">", "a", "Z", "1", " ", "role", "rol", "é", "東", "😀",
-                                    "\u2028", "<p", "</b>", "\x00"]), max_size=60).map("".join)
+                                    "\u2028", "<p", "</b>", "\x00", "\x07", "\x7f", "\t",
+                                    "\n", "\r", "\x1f"]), max_size=120).map("".join)
 
 
 @settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
@@ -310,7 +311,8 @@ def test_markup_facts_answer_what_the_text_scans_answer(
     text: str, max_tags: int, long_tag_chars: int,
 ) -> None:
     """One pass over the UTF-8 tells what html_to_text asked of the decoded text: the role
-    attribute's name, the count of "<", and a tag longer than the cap (extract._LONG_TAG)."""
+    attribute's name, the count of "<", a tag longer than the cap (extract._LONG_TAG), and
+    whether a control character is there for extract._CONTROL to replace."""
     import re
 
     from neardup_pipeline.text import _textwalk
@@ -318,7 +320,23 @@ def test_markup_facts_answer_what_the_text_scans_answer(
     data = text.encode("utf-8")
     long_tag = re.compile(r"<[A-Za-z][^<>]{" + str(long_tag_chars) + ",}")
     assert _textwalk.markup_facts(data, max_tags, long_tag_chars) == (
-        "role" in text, text.count("<") > max_tags, bool(long_tag.search(text)))
+        "role" in text, text.count("<") > max_tags, bool(long_tag.search(text)),
+        bool(extract._CONTROL.search(text)))
+
+
+def test_a_control_byte_is_found_wherever_it_lies() -> None:
+    """The control scan reads 64-byte blocks, then the tail: a byte in any block or in the
+    tail is found, and libxml2 reads the page with it as a space."""
+    from neardup_pipeline.text import _textwalk
+
+    page = b"<html><body><p>" + b"words and more words " * 20 + b"</p></body></html>"
+    assert _textwalk.markup_facts(page, 10_000, 10_000)[3] is False
+    for at in (0, 63, 64, 130, len(page) - 1):
+        for control in (b"\x00", b"\x0b", b"\x7f"):
+            marked = page[:at] + control + page[at + 1:]
+            assert _textwalk.markup_facts(marked, 10_000, 10_000)[3] is True
+    nul = page.replace(b"and more", b"and\x00more")
+    assert html_to_text(nul).text == html_to_text(page).text
 
 
 def test_a_tag_past_the_cap_is_still_read_by_the_scan() -> None:

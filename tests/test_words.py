@@ -237,3 +237,52 @@ def test_threads_learning_words_read_what_one_thread_reads() -> None:
     for thread in threads:
         thread.join()
     assert [results[i] for i in range(len(texts))] == expected
+
+
+def _read_apart(normalizer: normalize.Normalizer, text: str, passage: str,
+                language: str | None) -> tuple[list[str], list[str]]:
+    whole = normalizer.words(text, language, detect=False)
+    return whole.words, normalizer.words(passage, whole.language, detect=False).words
+
+
+def test_a_passage_read_with_its_text_has_the_words_read_apart() -> None:
+    """The content region read within its page (one pass) gives the page's words and the
+    region's, as two readings do: real pages of three languages, words as they are, stop words
+    and stems of a given language."""
+    guide = installation_guide_pages()
+    pages = [*postgresql_pages()[::5], *guide[::5]]
+    readers = [(normalize.Normalizer(), None),
+               (normalize.Normalizer(remove_stopwords=True, stem=True), "en"),
+               (normalize.Normalizer(remove_stopwords=True, stem=True), None)]
+    found = 0
+    for page in pages:
+        extracted = html_to_text(page.html, chromeless=True)
+        if not extracted.region:
+            continue
+        found += extracted.text.find(extracted.region) >= 0
+        for normalizer, language in readers:
+            words, passage = normalizer.words_with_passage(
+                extracted.text, extracted.region, language)
+            assert (words.words, passage) == _read_apart(
+                normalizer, extracted.text, extracted.region, language)
+    assert found >= 20
+
+
+_BLOCK_PIECES = st.sampled_from(["word", "ﬁne", "Straße", "e\u0301", "\u0301", "كتاب",
+                                 "\u200c", "ـ", "١٢", "東京", "😀", ", ", " ", "\n", "\xa0"])
+_BLOCKS = st.lists(st.lists(_BLOCK_PIECES, max_size=8).map("".join), min_size=1, max_size=6)
+
+
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), derandomize=True)
+@given(_BLOCKS, st.integers(0, 5), st.integers(1, 6), st.sampled_from([" ", "\n"]),
+       st.integers(1, 30))
+def test_a_passage_of_blocks_anywhere_reads_as_apart(
+    blocks: list[str], start: int, length: int, separator: str, max_words: int,
+) -> None:
+    """Any run of blocks, the page's first or last among them, ligatures, combining marks,
+    Arabic letters and joiners at its edges, a word cap that cuts the page: the same words."""
+    text = separator.join(blocks)
+    passage = separator.join(blocks[start:start + length]) or text
+    normalizer = normalize.Normalizer(max_words=max_words)
+    words, inside = normalizer.words_with_passage(text, passage)
+    assert (words.words, inside) == _read_apart(normalizer, text, passage, None)

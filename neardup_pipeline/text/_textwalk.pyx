@@ -1207,27 +1207,50 @@ def libxml2_walk(const unsigned char[::1] data not None, bint roles, Py_ssize_t 
     return (<_Libxml2Reader>reader).read(data, roles, read_limit)
 
 
+cdef inline bint _has_control_bytes(const unsigned char* data, size_t n) noexcept nogil:
+    """Whether the bytes hold an ASCII control other than tab, LF and CR (or DEL): what
+    extract._CONTROL_TO_SPACE replaces. Blocks of 64 bytes with no branch inside, which the
+    compiler turns into vector code; most pages hold none and skip the copy."""
+    cdef size_t at = 0, i
+    cdef unsigned char found = 0, c
+    while at + 64 <= n:
+        for i in range(64):
+            c = data[at + i]
+            found |= ((c < 0x20) & (c != 0x09) & (c != 0x0A) & (c != 0x0D)) | (c == 0x7F)
+        if found:
+            return True
+        at += 64
+    while at < n:
+        c = data[at]
+        found |= ((c < 0x20) & (c != 0x09) & (c != 0x0A) & (c != 0x0D)) | (c == 0x7F)
+        at += 1
+    return found != 0
+
+
 def markup_facts(const unsigned char[::1] data not None, Py_ssize_t max_tags,
                  Py_ssize_t long_tag_chars):
     """What extract.html_to_text asks of a page's UTF-8 before choosing a reader, in one pass:
     (whether b"role" occurs, whether it holds more than `max_tags` "<", whether a tag runs long:
     "<", an ASCII letter, then `long_tag_chars` or more characters that are neither "<" nor ">",
     as extract._LONG_TAG matches in the decoded text; characters are the bytes that do not
-    continue one). A page too short to pass a cap is not scanned for it."""
+    continue one; whether it holds a control byte that libxml2 must not see). A page too short
+    to pass a cap is not scanned for it. Replacing control bytes by spaces changes none of the
+    first three answers: they may be asked before the replacement."""
     cdef const unsigned char* start
     cdef const unsigned char* end
     cdef const unsigned char* at
     cdef const unsigned char* tag
     cdef Py_ssize_t n = data.shape[0], tags = 0, chars
-    cdef bint role = False, long_tag = False
+    cdef bint role = False, long_tag = False, controls = False
     cdef bint count = n > max_tags  # a "<" is a byte: fewer bytes, fewer tags
     cdef bint measure = n > long_tag_chars  # and no tag runs longer than the page
     cdef unsigned char c
     if n == 0:
-        return False, False, False
+        return False, False, False, False
     start = &data[0]
     end = start + n
     with nogil:
+        controls = _has_control_bytes(start, <size_t>n)
         role = memmem(start, <size_t>n, b"role", 4) != NULL
         at = <const unsigned char*>memchr(start, 0x3C, <size_t>n) if count or measure else NULL
         while at != NULL:
@@ -1248,4 +1271,4 @@ def markup_facts(const unsigned char[::1] data not None, Py_ssize_t max_tags,
             if not count and not measure:
                 break
             at = <const unsigned char*>memchr(at + 1, 0x3C, <size_t>(end - at - 1))
-    return role, tags > max_tags, long_tag
+    return role, tags > max_tags, long_tag, controls

@@ -149,18 +149,22 @@ def html_to_text(
             utf8 = utf8[len(html[: declaration.end()].encode("utf-8")) :]
         html = html[declaration.end():]
     # UTF-8 for libxml2, with NUL and friends as spaces: they break it and mean nothing as text
-    # (bytes.translate: a tenth of a regex substitution over the str).
-    data = (utf8 if utf8 is not None else html.encode("utf-8", "replace")).translate(
-        _CONTROL_TO_SPACE)
-    if not data or data.isspace():  # (bytes.strip()'s whitespace, without the copy)
-        return ExtractedText("", "", used_encoding, "lxml", truncated)
-    if textwalk is not None:  # the three questions in one pass over the bytes
-        has_role, many_tags, long_tag = textwalk.markup_facts(data, max_tags, MAX_TAG_CHARS)
+    # (bytes.translate: a tenth of a regex substitution over the str; skipped when the scan
+    # below finds none, as on most pages).
+    data = utf8 if utf8 is not None else html.encode("utf-8", "replace")
+    if textwalk is not None:  # the four questions in one pass over the bytes
+        has_role, many_tags, long_tag, controls = textwalk.markup_facts(
+            data, max_tags, MAX_TAG_CHARS)
         too_big = many_tags or long_tag
+        if controls:
+            data = data.translate(_CONTROL_TO_SPACE)
     else:  # neither cap can be passed by a page shorter than it: most pages skip both scans
+        data = data.translate(_CONTROL_TO_SPACE)
         has_role = b"role" in data
         too_big = bool((len(html) > max_tags and html.count("<") > max_tags) or (
             len(html) > MAX_TAG_CHARS and _LONG_TAG.search(html)))
+    if not data or data.isspace():  # (bytes.strip()'s whitespace, without the copy)
+        return ExtractedText("", "", used_encoding, "lxml", truncated)
     if too_big:
         title, text = scan_text(_CONTROL.sub(" ", html))
         return ExtractedText(text, title, used_encoding, "scan", truncated)

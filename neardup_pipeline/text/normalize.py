@@ -48,6 +48,7 @@ REQUIRED_LANGUAGES = ("en", "ru", "ca", "fa")
 ANY_LANGUAGE = ""  # the word rules of no language: each word as it is
 
 _WORD = re.compile(r"\w+")
+_BLOCK_SEPARATORS = " \n"  # what the walks join blocks with: never inside a word
 _ASCII_WORD = re.compile(r"[a-z0-9_]+")
 # Persian/Arabic orthography: one canonical letter for each look-alike, no diacritics, no tatweel;
 # ZWNJ (half-space) joins the parts of one word, so it is removed rather than split on.
@@ -285,3 +286,28 @@ class Normalizer:
         if rules is None:
             return Words(tokens, language)
         return Words(rules.apply(tokens), language)
+
+    def words_with_passage(
+        self, text: str, passage: str, language: str | None = None,
+    ) -> tuple[Words, list[str]]:
+        """The words of `text` (as `words(text, language, detect=False)`) and those of `passage`,
+        a run of its blocks (the content region), reading each character once where the passage
+        lies in the text between block separators: every rule reads a word at a time, and a
+        block separator ends a word, so the text's words are those of its three parts in turn.
+        Elsewhere (a passage not found so, a text past the caps, rules that detect a language
+        part by part) each is read on its own."""
+        at = text.find(passage) if passage else -1
+        end = at + len(passage)
+        if at < 0 or (at and text[at - 1] not in _BLOCK_SEPARATORS) or (
+                end < len(text) and text[end] not in _BLOCK_SEPARATORS) or \
+                len(text) > self.max_words * _CHARS_PER_WORD or \
+                (self.reads_language and (language or self.language) is None):
+            whole = self.words(text, language, detect=False)
+            return whole, self.words(passage, whole.language, detect=False).words
+        before, inside, after = (self.words(part, language, detect=False)
+                                 for part in (text[:at], passage, text[end:]))
+        words = before.words + inside.words + after.words
+        if len(words) >= self.max_words:  # the caps may have cut a part: read as a whole
+            whole = self.words(text, language, detect=False)
+            return whole, self.words(passage, whole.language, detect=False).words
+        return Words(words, inside.language), inside.words
