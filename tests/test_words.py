@@ -286,3 +286,59 @@ def test_a_passage_of_blocks_anywhere_reads_as_apart(
     normalizer = normalize.Normalizer(max_words=max_words)
     words, inside = normalizer.words_with_passage(text, passage)
     assert (words.words, inside) == _read_apart(normalizer, text, passage, None)
+
+
+def test_the_nfkc_table_leaves_out_every_character_a_composition_ends_with() -> None:
+    """Over all of Unicode: a character that ends a canonical two-character decomposition, or
+    that NFKC changes alone, is never taken as stable."""
+    import unicodedata
+
+    stable = normalize._nfkc_stable_table()
+    for code in range(0x110000):
+        decomposition = unicodedata.decomposition(chr(code))
+        if decomposition and not decomposition.startswith("<"):
+            parts = decomposition.split()
+            if len(parts) == 2 and int(parts[1], 16) < 0x10000:
+                assert not stable[int(parts[1], 16)], decomposition
+    for code in range(0x10000):
+        if stable[code]:
+            assert unicodedata.normalize("NFKC", chr(code)) == chr(code), hex(code)
+
+
+_NFKC_CHARS = st.one_of(
+    st.sampled_from("aeouAEOU가각각\u0301\u0308\u0327ﬁ①²ＡÅÅ\u212bकि\u093c\u094dা\u09bcো"
+                    "\u0b47\u0b3e\u0cc6\u0cd5\u0d46\u0d3e “”—\xa0\u3000ſ\u0345"),
+    st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",)),
+    st.characters(exclude_categories=("Cs",)),
+)
+
+
+@settings(max_examples=EXAMPLES * 3, deadline=timedelta(seconds=2), derandomize=True)
+@given(st.lists(_NFKC_CHARS, max_size=40).map("".join))
+def test_a_text_the_table_calls_unchanged_is_its_own_nfkc(text: str) -> None:
+    """Bases and the marks that compose with them, Hangul jamo, Indic vowel signs, ligatures,
+    compatibility forms, any character: the table never calls a text unchanged that NFKC
+    changes, and the canonical text is the same either way."""
+    import unicodedata
+
+    from neardup_pipeline.text._words import nfkc_unchanged
+
+    if nfkc_unchanged(text, normalize._nfkc_stable_table()):
+        assert unicodedata.normalize("NFKC", text) == text
+    assert normalize.canonical_text(text) == unicodedata.normalize("NFKC", text).casefold() \
+        or normalize._arabic_script(unicodedata.normalize("NFKC", text))
+
+
+def test_the_nfkc_table_reads_real_pages_as_the_database_does() -> None:
+    import unicodedata
+
+    from neardup_pipeline.text._words import nfkc_unchanged
+
+    guide = installation_guide_pages()
+    unchanged = 0
+    for page in [*postgresql_pages()[::10], *guide[::7]]:
+        text = html_to_text(page.html, chromeless=True).text
+        table_says = nfkc_unchanged(text, normalize._nfkc_stable_table())
+        assert not table_says or unicodedata.normalize("NFKC", text) == text
+        unchanged += table_says and not text.isascii()
+    assert unchanged >= 5  # pages with quotes, dashes, Cyrillic: read by the table

@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """Word tokens of a text in one C pass: exactly what re.findall(r"\w+", text) returns; the
 stem cache read for a whole page in one loop; a table that reads a text straight to the stems of
-its known words; str.casefold by a table; and the test for Arabic-script letters.
+its known words; str.casefold by a table; the test for Arabic-script letters; and whether NFKC
+leaves a text unchanged.
 
 The regex engine asks the Unicode database about every character of a non-ASCII text (about
 0.2 ms for a 10 KB page); here ASCII characters, most of any Latin-script page, are decided by a
@@ -270,6 +271,27 @@ def arabic_script(str text not None):
         if 0x0600 <= ch <= 0x06FF or ch == 0x200C or ch == 0x200D:
             return True
     return False
+
+
+def nfkc_unchanged(str text not None, const unsigned char[::1] stable not None):
+    """Whether unicodedata.normalize("NFKC", text) is `text`, by a table: `stable` holds 1 for
+    each BMP character that no NFKC step touches (normalize._nfkc_stable_table), and a text of
+    them only is left as it is. CPython's own quick check asks the Unicode database about each
+    character; a text with a character off the table (or beyond the BMP) answers False, and
+    the caller normalises it."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t index, length = PyUnicode_GET_LENGTH(text)
+    cdef Py_UCS4 ch
+    if PyUnicode_IS_ASCII(text):
+        return True
+    if kind == 4 or stable.shape[0] != 0x10000:
+        return False
+    for index in range(length):
+        ch = PyUnicode_READ(kind, data, index)
+        if not stable[ch]:
+            return False
+    return True
 
 
 cdef struct _Slot:  # 32 bytes

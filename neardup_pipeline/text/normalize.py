@@ -20,18 +20,20 @@ import pycld2
 import snowballstemmer
 from stop_words import StopWordError, get_stop_words
 
-try:  # re.findall(r"\w+"), the stem cache, casefold and the Arabic-script test in C loops
+try:  # re.findall(r"\w+"), the stem cache, casefold, the Arabic-script and NFKC tests in C loops
     # (setup.py); without a compiler, Python
     from neardup_pipeline.text._words import StemTable as _StemTable
     from neardup_pipeline.text._words import arabic_script as _arabic_script
     from neardup_pipeline.text._words import casefold as _casefold
     from neardup_pipeline.text._words import known_stems as _known_stems
+    from neardup_pipeline.text._words import nfkc_unchanged as _nfkc_unchanged
     from neardup_pipeline.text._words import word_tokens as _word_tokens
 except ImportError:  # pragma: no cover - a build without the extension
     _word_tokens = None  # type: ignore[assignment]
     _known_stems = None  # type: ignore[assignment]
     _arabic_script = None  # type: ignore[assignment]
     _casefold = None  # type: ignore[assignment]
+    _nfkc_unchanged = None  # type: ignore[assignment]
     _StemTable = None  # type: ignore[assignment,misc]
 
 # ISO 639-1 -> Snowball algorithm name, for every language Snowball stems.
@@ -88,7 +90,8 @@ _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u200c\u200d]")
 
 def canonical_text(text: str) -> str:
     """NFKC + casefold + Persian/Arabic letter folding: the form every rule below reads."""
-    text = unicodedata.normalize("NFKC", text)
+    if _nfkc_unchanged is None or not _nfkc_unchanged(text, _nfkc_stable_table()):
+        text = unicodedata.normalize("NFKC", text)
     text = _casefold(text) if _casefold is not None else text.casefold()  # the same str
     # translate() with a dict is slow on long texts: fold only texts in Arabic script. isascii()
     # rules most texts out for free; on the rest the C scan is 8x faster than the regex's.
@@ -97,6 +100,30 @@ def canonical_text(text: str) -> str:
     ):
         return text.translate(_PERSIAN_FOLD)
     return text
+
+
+@lru_cache(maxsize=1)
+def _nfkc_stable_table() -> bytes:
+    """1 for each BMP character NFKC leaves in place whatever surrounds it (Unicode's quick
+    check "yes" with no combining class, UAX #15): its own normal form, no canonical ordering
+    to take part in, and never the second of a pair that composes (the trailing part of a
+    canonical two-character decomposition, a Hangul vowel or final jamo). A text of such
+    characters is its own NFKC. Built once from this Python's unicodedata, the database its
+    normalize() reads."""
+    composes_backward = {0x1161 + v for v in range(21)} | {0x11A8 + t for t in range(27)}
+    for code in range(0x20000):  # past plane 1 only singletons decompose (CJK compatibility)
+        decomposition = unicodedata.decomposition(chr(code))
+        if decomposition and not decomposition.startswith("<"):
+            parts = decomposition.split()
+            if len(parts) == 2:
+                composes_backward.add(int(parts[1], 16))
+    table = bytearray(0x10000)
+    for code in range(0x10000):
+        char = chr(code)
+        table[code] = not (0xD800 <= code <= 0xDFFF or code in composes_backward
+                           or unicodedata.combining(char)
+                           or unicodedata.normalize("NFKC", char) != char)
+    return bytes(table)
 
 
 def detect_language(text: str) -> str | None:
