@@ -314,3 +314,30 @@ def test_declared_canonical_never_crashes(page: str | bytes, url: str) -> None:
 def test_declared_canonical_of_any_tag_soup(parts: list[str]) -> None:
     found = declared_canonical("".join(parts), "https://e.org/p")
     assert found is None or same_url(found, found)
+
+
+_SOUP = st.lists(st.sampled_from([
+    "<head>", "</head>", "</HEAD >", "</head\xa0>", "</header>", "<body>", "<BODY class=x>",
+    "<body\u2003>", "<bodyx>", "<!--", "-->", "<script>", "</script>", "<ſcript>", "</ſcript>",
+    "<STYLE>", "</style>", "<template>", "</template>", "<scrİpt>", "</SCRıPT>",
+    "<noſcrıpt>", "</noscript>", "<base href='/b/'>",
+    "<link rel=canonical href='/c'>", "<LINK REL=CANONICAL HREF='/d'>",
+    "<meta property=og:url content='http://o.org/'>", "x", "é",
+]), max_size=30).map("".join)
+
+
+@given(_SOUP, st.booleans())
+def test_the_head_is_read_as_the_whole_first_64_kb_is(page: str, as_bytes: bool) -> None:
+    """Declarations are looked for before the first <body> when no comment or script comes
+    first: the same answer as reading the first 64 KB whole, for text and for UTF-8 bytes,
+    whatever the letter case, Unicode spaces and folds in the tags."""
+    from neardup_pipeline.text import canonical
+
+    markup: str | bytes = page.encode() if as_bytes else page
+    found = declared_canonical(markup, "https://e.org/p")
+    whole = canonical._before_body
+    try:
+        canonical._before_body = lambda head: head  # type: ignore[assignment]
+        assert found == declared_canonical(markup, "https://e.org/p")
+    finally:
+        canonical._before_body = whole

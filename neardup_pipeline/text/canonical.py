@@ -20,10 +20,12 @@ _CLOSING = {
     for tag in ("script", "style", "noscript", "template")
 } | {"--": re.compile("-->")}
 _BODY = re.compile(r"</head\s*>|<body[\s>]", re.IGNORECASE)
+_BODY_BYTES = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)  # each match is _BODY's
 _TAG = re.compile(r"<(link|meta|base)\b([^>]*)>", re.IGNORECASE)
 _ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _MENTIONS = re.compile(r"canonical|og:url", re.IGNORECASE)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_REGEX_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 _DOTTED_I = ("\u0130", "\u0131")  # dotted capital I, dotless small i: the regex folds both to "i"
 _DOTTED_I_UTF8 = tuple(c.encode() for c in _DOTTED_I)  # b"\xc4\xb0", b"\xc4\xb1"
 
@@ -37,7 +39,7 @@ def declared_canonical(page: str | bytes | None, url: str | None = None) -> str 
     """
     if not page:
         return None
-    head = page[:HEAD_BYTES]
+    head = _before_body(page[:HEAD_BYTES])
     if not _mentions_declaration(head):
         return None  # most pages declare nothing: one scan, no parsing
     text = _head_markup(head.decode("utf-8", "replace") if isinstance(head, bytes) else head)
@@ -68,6 +70,25 @@ def declared_canonical(page: str | bytes | None, url: str | None = None) -> str 
         if resolved is not None:
             return resolved
     return None
+
+
+def _before_body(head: str | bytes) -> str | bytes:
+    """The markup before the first <body> (or </head>) when no comment or script comes before
+    it, as on most pages: all of `_head_markup`'s text then lies in it, so the declarations are
+    looked for in a page's head instead of its first 64 KB. Otherwise `head` itself. (The bytes
+    pattern matches ASCII spellings only, a subset of what `_BODY` finds in the decoded text:
+    where that finds an earlier end, it lies inside this part too.)"""
+    if isinstance(head, bytes):
+        ends = _BODY_BYTES.search(head)
+        if ends is None:
+            return head
+        markup = head[: ends.start()]
+        return head if _HIDDEN_START.search(markup.decode("utf-8", "replace")) else markup
+    body = _BODY.search(head)
+    if body is None:
+        return head
+    before = head[: body.start()]
+    return head if _HIDDEN_START.search(before) else before
 
 
 def _mentions_declaration(head: str | bytes) -> bool:
@@ -140,11 +161,19 @@ def _head_markup(text: str) -> str:
             kept.append(text[at:])
             break
         kept.append(text[at : hidden.start()])
-        closing = _CLOSING[(hidden.group(1) or "--").lower()].search(text, hidden.end())
+        closing = _CLOSING[_tag_name(hidden.group(1) or "--")].search(text, hidden.end())
         if closing is None:
             break  # never closed: nothing after it is markup
         at = closing.end()
     return " ".join(kept)
+
+
+def _tag_name(matched: str) -> str:
+    """A tag name the case-blind regex matched, as `_CLOSING` names it: besides ASCII letters
+    that regex takes U+0130, U+0131, U+017F and U+212A (dotted I, dotless i, long s, Kelvin
+    sign) for "i", "i", "s" and "k" (a long s in "script" still opens a script), which
+    str.lower() alone does not map."""
+    return matched.translate(_REGEX_FOLDS).lower()
 
 
 def _attributes(source: str) -> dict[str, str]:
