@@ -50,3 +50,33 @@ def test_fingerprinter_reads_no_words_from_a_binary_body() -> None:
         assert fingerprinter.extract(doc).parser == "binary"
         assert fingerprinter.fingerprint(doc).status == "no_text"
     assert fingerprinter.fingerprint(Document("page", html=PAGE)).status == "ok"
+
+
+def test_control_counts_are_those_of_the_byte_tables() -> None:
+    """The compiled count (64-byte blocks, then the tail) against bytes.translate and count,
+    on every byte value at every place of a block and the tail, and on random samples."""
+    from neardup_pipeline.text import sniff
+
+    textwalk = pytest.importorskip("neardup_pipeline.text._textwalk")
+
+    def reference(data: bytes) -> tuple[int, int]:
+        return len(data) - len(data.translate(None, sniff._CONTROL_BYTES)), data.count(0)
+
+    for value in range(256):
+        for at in (0, 31, 63, 64, 100, 129):
+            data = bytearray(b"x" * 130)
+            data[at] = value
+            assert textwalk.sniff_counts(bytes(data)) == reference(bytes(data)), (value, at)
+    rng = random.Random(7)
+    for size in (0, 1, 63, 64, 65, 4096):
+        data = bytes(rng.randrange(256) for _ in range(size))
+        assert textwalk.sniff_counts(data) == reference(data)
+
+
+def test_a_text_body_counts_its_characters() -> None:
+    """A str is counted through its UTF-8 (control characters are single bytes there), its
+    share against its characters: wide characters do not dilute the controls."""
+    noisy = ("é東" * 100 + "\x01" * 12) * 20
+    assert binary_kind(noisy) == "control characters"
+    assert binary_kind(noisy.encode()) is None  # 5 bytes a pair of characters: a smaller share
+    assert binary_kind("\ud800 text with a lone surrogate " * 50) is None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from neardup_pipeline.text.walk import textwalk
+
 __all__ = ["MAX_CONTROL_SHARE", "MAX_NUL_SHARE", "SNIFF_CHARS", "binary_kind"]
 
 SNIFF_CHARS = 4096  # how much of the start is looked at: the check stays cheap on huge pages
@@ -58,7 +60,6 @@ _BZIP2 = re.compile(rb"BZh[1-9]1AY&SY", re.DOTALL)  # "BZh" alone starts English
 # Control characters that text does not carry: C0 except tab, newline, form feed, carriage
 # return (and vertical tab, seen in old plain text), plus DEL.
 _CONTROL_BYTES = bytes([*range(0x01, 0x09), *range(0x0E, 0x20), 0x7F])
-_CONTROL_CHARS = re.compile("[\x01-\x08\x0e-\x1f\x7f]")
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16 text is half NULs and still text
 
 
@@ -69,18 +70,23 @@ def binary_kind(body: str | bytes) -> str | None:
     if kind is not None:
         return kind
     sample = body[:SNIFF_CHARS]
-    if isinstance(sample, bytes):
-        if sample.startswith(_UTF16_BOMS):
-            return None
-        controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
-        nuls = sample.count(0)
-    else:
-        controls = len(_CONTROL_CHARS.findall(sample))
-        nuls = sample.count("\x00")
+    if isinstance(sample, bytes) and sample.startswith(_UTF16_BOMS):
+        return None
+    # A control character is one byte in UTF-8, and no other character's bytes are below 0x80:
+    # a text's counts are its UTF-8's (the share stays one of its characters).
+    controls, nuls = _control_counts(
+        sample if isinstance(sample, bytes) else sample.encode("utf-8", "replace"))
     if sample and (controls / len(sample) > MAX_CONTROL_SHARE
                    or nuls / len(sample) > MAX_NUL_SHARE):
         return "control characters"
     return None
+
+
+def _control_counts(data: bytes) -> tuple[int, int]:
+    """(control bytes other than NUL, NULs): in one C pass where built."""
+    if textwalk is not None:
+        return textwalk.sniff_counts(data)
+    return len(data) - len(data.translate(None, _CONTROL_BYTES)), data.count(0)
 
 
 def _head_bytes(head: str | bytes) -> bytes:
