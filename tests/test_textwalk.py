@@ -344,3 +344,12 @@ def test_a_tag_past_the_cap_is_still_read_by_the_scan() -> None:
     extracted = html_to_text(page.encode())
     assert extracted.parser == "scan" and "before" in extracted.text
     assert html_to_text("<p role='main'>x</p>" * 3, max_tags=2).parser == "scan"
+
+
+def test_a_region_leaves_out_the_text_of_a_block_above_it() -> None:
+    """An inline element holding blocks also holds text whose block element is above it: that
+    text is between the region's blocks, not in the region, in every walk."""
+    body = "<h1><span><div><h1>word</h1></div>word<li>word</li></span></h1>"
+    both_walks(f"<html><head><title>t</title></head><body>{body}</body></html>")
+    root, _ = extract._lxml_tree(f"<html><body>{body}</body></html>".encode())
+    assert python_walk(root, Chrome.BLOCKS, False, 0) == ("word word word", False, "word word")

@@ -203,12 +203,14 @@ def blocks_of(root: lxml.etree._Element) -> tuple[list[Block], list[int]]:
 
 
 def content_region(blocks: Sequence[Block], kept: Sequence[bool],
-                   parents: Sequence[int]) -> tuple[int, int]:
-    """The kept blocks of the element that holds most of the page's running text, as a range
-    of block indexes: Readability's choice (each kept block credits its words to its block
-    element's parent and half to its grandparent; the best element wins, the first of equals),
-    its region every kept block inside that element. The page's article, when other running
-    text (teasers, comments, a host site's own notes) lies around it."""
+                   parents: Sequence[int]) -> list[int]:
+    """The kept blocks of the element that holds most of the page's running text, as block
+    indexes: Readability's choice (each kept block credits its words to its block element's
+    parent and half to its grandparent; the best element wins, the first of equals), its region
+    every kept block whose block element lies inside that element (not every block between its
+    first and last: an inline element holding blocks also holds text of a block element above
+    it). The page's article, when other running text (teasers, comments, a host site's own
+    notes) lies around it."""
     credit: dict[int, int] = defaultdict(int)
     for block, keep in zip(blocks, kept, strict=True):
         if keep:
@@ -217,15 +219,10 @@ def content_region(blocks: Sequence[Block], kept: Sequence[bool],
             if parents[parent] >= 0:
                 credit[parents[parent]] += block.words
     if not credit:
-        return 0, 0
+        return []
     best = min(credit, key=lambda element: (-credit[element], element))
-    first = last = -1
-    for n, (block, keep) in enumerate(zip(blocks, kept, strict=True)):
-        if keep and _inside(block.owner, best, parents):
-            if first < 0:
-                first = n
-            last = n
-    return first, last + 1
+    return [n for n, (block, keep) in enumerate(zip(blocks, kept, strict=True))
+            if keep and _inside(block.owner, best, parents)]
 
 
 def _inside(element: int, ancestor: int, parents: Sequence[int]) -> bool:
@@ -242,8 +239,7 @@ def block_text(root: lxml.etree._Element, roles: bool) -> tuple[str, str]:
     blocks, parents = blocks_of(root)
     kept = keeps(blocks)
     text = " ".join(b.text for b, keep in zip(blocks, kept, strict=True) if keep)
-    first, end = content_region(blocks, kept, parents)
-    region = [b for b, keep in zip(blocks[first:end], kept[first:end], strict=True) if keep]
+    region = [blocks[n] for n in content_region(blocks, kept, parents)]
     kept_words = sum(b.words for b, keep in zip(blocks, kept, strict=True) if keep)
     if sum(b.words for b in region) * REGION_SHARE_DENOMINATOR >= \
             kept_words * REGION_SHARE_NUMERATOR:
