@@ -30,8 +30,9 @@ _TAG = re.compile(r"<(link|meta|base)\b([^>]*)>", re.IGNORECASE)
 _ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _MENTIONS = re.compile(r"canonical|og:url", re.IGNORECASE)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_REGEX_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 _DOTTED_I = ("\u0130", "\u0131")  # dotted capital I, dotless small i: the regex folds both to "i"
+# The case-blind regex's other non-ASCII folds onto ASCII letters: long s, Kelvin sign.
+_REGEX_FOLDS = str.maketrans({**dict.fromkeys(_DOTTED_I, "i"), "\u017f": "s", "\u212a": "k"})
 _DOTTED_I_UTF8 = tuple(c.encode() for c in _DOTTED_I)  # b"\xc4\xb0", b"\xc4\xb1"
 
 

@@ -90,7 +90,8 @@ _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u200c\u200d]")
 
 def canonical_text(text: str) -> str:
     """NFKC + casefold + Persian/Arabic letter folding: the form every rule below reads."""
-    if _nfkc_unchanged is None or not _nfkc_unchanged(text, _nfkc_stable_table()):
+    if not text.isascii() and (  # (ASCII is its own NFKC: no table built for it)
+            _nfkc_unchanged is None or not _nfkc_unchanged(text, _nfkc_stable_table())):
         text = unicodedata.normalize("NFKC", text)
     text = _casefold(text) if _casefold is not None else text.casefold()  # the same str
     # translate() with a dict is slow on long texts: fold only texts in Arabic script. isascii()
@@ -325,16 +326,14 @@ class Normalizer:
         part by part) each is read on its own."""
         at = text.find(passage) if passage else -1
         end = at + len(passage)
-        if at < 0 or (at and text[at - 1] not in _BLOCK_SEPARATORS) or (
-                end < len(text) and text[end] not in _BLOCK_SEPARATORS) or \
-                len(text) > self.max_words * _CHARS_PER_WORD or \
-                (self.reads_language and (language or self.language) is None):
-            whole = self.words(text, language, detect=False)
-            return whole, self.words(passage, whole.language, detect=False).words
-        before, inside, after = (self.words(part, language, detect=False)
-                                 for part in (text[:at], passage, text[end:]))
-        words = before.words + inside.words + after.words
-        if len(words) >= self.max_words:  # the caps may have cut a part: read as a whole
-            whole = self.words(text, language, detect=False)
-            return whole, self.words(passage, whole.language, detect=False).words
-        return Words(words, inside.language), inside.words
+        if at >= 0 and (not at or text[at - 1] in _BLOCK_SEPARATORS) and (
+                end == len(text) or text[end] in _BLOCK_SEPARATORS) and \
+                len(text) <= self.max_words * _CHARS_PER_WORD and \
+                not (self.reads_language and (language or self.language) is None):
+            before, inside, after = (self.words(part, language, detect=False)
+                                     for part in (text[:at], passage, text[end:]))
+            words = before.words + inside.words + after.words
+            if len(words) < self.max_words:  # else the caps may have cut a part
+                return Words(words, inside.language), inside.words
+        whole = self.words(text, language, detect=False)
+        return whole, self.words(passage, whole.language, detect=False).words
