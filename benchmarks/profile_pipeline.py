@@ -12,10 +12,11 @@ benchmarks/peers.py.
 
 Pass 1 (stages): the stages' entry points are wrapped with timers that record exclusive time
 (a stage's time minus the wrapped stages it calls), so the stages add up to the total:
-extract (HTML -> text, main content when configured), normalize (NFKC/casefold/tokens, with
-language detection and stop words + stemming shown separately), shingles/hash (word and shingle
-hashes), signatures (each method's signature and lookup keys), verify (similarity of candidates),
-index (candidates, get, add, DF, encode/decode), other (the rest: content hash, bookkeeping).
+extract (HTML -> text, main content when configured), normalize (NFKC/casefold/tokens; language
+detection and the word table, tokens read to their stems or dropped as stop words, shown apart),
+shingles/hash (word and shingle hashes), signatures (each method's signature and lookup keys),
+verify (similarity of candidates), index (candidates, get, add, DF, encode/decode), other (the
+rest: the binary sniff, the declared canonical, the content hash, bookkeeping).
 Pass 2 (cProfile): the same pages again, fresh index; the functions with the most own time.
 """
 
@@ -41,12 +42,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import Page, postgresql_pages
 from benchmarks.provenance import measured_at
 from neardup_pipeline.methods.contract import (
+    ComparesAcrossSites,
     CompletesFromCorpus,
     CorpusStats,
     FindsTemplateTwins,
     HasMetricFloor,
     JudgesInOnePass,
     LearnsCorpusWords,
+    MatchesBeyondTheMetric,
     Method,
     MethodCapabilities,
     UsesTitleSubject,
@@ -55,7 +58,7 @@ from neardup_pipeline.methods.contract import (
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
 
-STAGES = ("extract", "normalize", "  language detection", "  stop words + stemming",
+STAGES = ("extract", "normalize", "  language detection", "  tokens, stop words, stems",
           "shingles/hash", "signatures", "verify", "index", "other")
 
 
@@ -167,6 +170,19 @@ class _Subject(_Wrapper):
         return self._method.with_subject(signature, words, hasher)
 
 
+class _BeyondMetric(_Wrapper):
+    def beyond_metric(self, signature: Any) -> bool:
+        return self._method.beyond_metric(signature)
+
+
+class _AcrossSites(_Wrapper):
+    def with_site(
+        self, signature: Any, site: str, region: Sequence[str], hasher: ShingleHasher,
+    ) -> Any:
+        return self._clock.call("signatures", self._method.with_site, signature, site, region,
+                                hasher)
+
+
 class _Twins(_Wrapper):
     def twins(self, a: Any, b: Any) -> bool:
         return self._method.twins(a, b)
@@ -175,10 +191,12 @@ class _Twins(_Wrapper):
 CAPABILITY_PARTS: tuple[tuple[type, type[_Wrapper]], ...] = (
     (JudgesInOnePass, _TimedJudge),
     (HasMetricFloor, _MetricFloor),
+    (MatchesBeyondTheMetric, _BeyondMetric),
     (CompletesFromCorpus, _TimedComplete),
     (WarmsUp, _WarmsUp),
     (LearnsCorpusWords, _CorpusWords),
     (UsesTitleSubject, _Subject),
+    (ComparesAcrossSites, _AcrossSites),
     (FindsTemplateTwins, _Twins),
 )
 
@@ -233,11 +251,13 @@ def deduplicator(tmp: Path, name: str, methods: list[str] | None, backend: str) 
 def instrumented(dedup: Any, clock: StageClock) -> Iterator[None]:
     """Time the stage entry points of one Deduplicator: its own parts are wrapped on the
     instances, the language detector and the word rules on their module until the block ends."""
+    import neardup_pipeline.fingerprint as fingerprint
     import neardup_pipeline.text.normalize as normalize
 
     fp = dedup.fingerprinter
-    fp.text_of = clock.wrap("extract", fp.text_of)
+    fp.extract = clock.wrap("extract", fp.extract)
     fp.normalizer.words = clock.wrap("normalize", fp.normalizer.words)
+    fp.normalizer.words_with_passage = clock.wrap("normalize", fp.normalizer.words_with_passage)
     fp.hasher.word_hashes = clock.wrap("shingles/hash", fp.hasher.word_hashes)
     fp.hasher.shingle_hashes = clock.wrap("shingles/hash", fp.hasher.shingle_hashes)
     fp.methods = {name: timed_method(m, clock) for name, m in fp.methods.items()}
@@ -247,12 +267,12 @@ def instrumented(dedup: Any, clock: StageClock) -> Iterator[None]:
         setattr(index, name, clock.wrap("index", getattr(index, name)))
     rules = normalize._WordRules
     with contextlib.ExitStack() as patches:
-        patches.enter_context(mock.patch.object(
-            normalize, "detect_language",
-            clock.wrap("  language detection", normalize.detect_language)))
+        detect = clock.wrap("  language detection", normalize.detect_language)
+        for module in (normalize, fingerprint):  # fingerprint.py holds its own name for it
+            patches.enter_context(mock.patch.object(module, "detect_language", detect))
         for name in ("apply", "known_stems_of"):  # the dict's path and the compiled table's
             patches.enter_context(mock.patch.object(
-                rules, name, clock.wrap("  stop words + stemming", getattr(rules, name))))
+                rules, name, clock.wrap("  tokens, stop words, stems", getattr(rules, name))))
         yield
 
 
