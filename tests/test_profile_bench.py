@@ -1,0 +1,47 @@
+"""benchmarks/profile_pipeline.py's timed methods: a method wrapped for timing keeps every
+capability the Fingerprinter reads from it, so the profile runs the same checks as a crawl."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.profile_pipeline import StageClock, _offered, timed_method
+from neardup_pipeline import Deduplicator, NearDupConfig
+from neardup_pipeline.fingerprint import Document, Fingerprinter
+from neardup_pipeline.index import MemoryIndex
+from neardup_pipeline.methods.contract import MethodCapabilities
+from tests.corpora import postgresql_pages
+
+METHODS = ("simhash", "bag", "minhash", "rarewords")
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_timed_method_offers_what_the_method_offers(name: str) -> None:
+    method = Fingerprinter(NearDupConfig().replace(methods=(name,))).methods[name]
+    timed = timed_method(method, StageClock())
+    assert _offered(MethodCapabilities.of(timed)) == _offered(MethodCapabilities.of(method))
+    assert timed.name == method.name and timed.params() == method.params()
+
+
+def test_timed_default_gives_the_same_fingerprints_and_verdicts() -> None:
+    groups = sorted({p.group for p in postgresql_pages()})[:6]
+    pages = [p for p in postgresql_pages() if p.group in groups]  # both releases of each
+    docs = [Document(p.doc_id, html=p.html, url=f"https://www.postgresql.org/docs/{p.doc_id}")
+            for p in pages]
+    plain = Deduplicator(MemoryIndex(), NearDupConfig())
+    timed = Deduplicator(MemoryIndex(), NearDupConfig())
+    clock = StageClock()
+    fpr = timed.fingerprinter
+    fpr.methods = {name: timed_method(m, clock) for name, m in fpr.methods.items()}
+    duplicates = 0
+    for doc in docs:
+        want, got = plain.fingerprinter.fingerprint(doc), fpr.fingerprint(doc)
+        assert got.keys == want.keys
+        verdict = timed.process(doc)
+        assert (verdict.status, verdict.duplicate_of) == (
+            (v := plain.process(doc)).status, v.duplicate_of)
+        duplicates += verdict.is_duplicate
+    assert duplicates >= 4  # the later releases were judged against the earlier
+    # every method's signature, its with_site and its keys were charged to their stage
+    assert clock.calls["signatures"] >= len(docs) * 5
+    assert clock.seconds["signatures"] > 0
