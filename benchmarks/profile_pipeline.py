@@ -208,7 +208,9 @@ def _timed_class(parts: tuple[type[_Wrapper], ...]) -> type[TimedMethod]:
     return type(name, (TimedMethod, *parts), {})
 
 
-def _offered(capabilities: MethodCapabilities) -> set[str]:
+def offered_capabilities(method: Method) -> set[str]:
+    """The names of the optional capabilities the Fingerprinter finds in `method`."""
+    capabilities = MethodCapabilities.of(method)
     return {f.name for f in dataclasses.fields(capabilities)
             if f.name != "method" and getattr(capabilities, f.name) is not None}
 
@@ -219,7 +221,7 @@ def timed_method(method: Method, clock: StageClock) -> TimedMethod:
     exactly the members of the capabilities `method` has (and the run fails if one is lost)."""
     parts = tuple(part for capability, part in CAPABILITY_PARTS if isinstance(method, capability))
     timed = _timed_class(parts)(method, clock)
-    missing = _offered(MethodCapabilities.of(method)) - _offered(MethodCapabilities.of(timed))
+    missing = offered_capabilities(method) - offered_capabilities(timed)
     if missing:
         raise SystemExit(f"profile_pipeline.py: TimedMethod lacks {sorted(missing)} of "
                          f"{method.name}: add a part to CAPABILITY_PARTS")
@@ -250,7 +252,8 @@ def deduplicator(tmp: Path, name: str, methods: list[str] | None, backend: str) 
 @contextlib.contextmanager
 def instrumented(dedup: Any, clock: StageClock) -> Iterator[None]:
     """Time the stage entry points of one Deduplicator: its own parts are wrapped on the
-    instances, the language detector and the word rules on their module until the block ends."""
+    instances, the language detector (in both modules that name it) and the word rules on their
+    modules until the block ends."""
     import neardup_pipeline.fingerprint as fingerprint
     import neardup_pipeline.text.normalize as normalize
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.profile_pipeline import StageClock, _offered, timed_method
+from benchmarks.profile_pipeline import StageClock, offered_capabilities, timed_method
 from neardup_pipeline import Deduplicator, NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.methods.contract import MethodCapabilities
 from tests.corpora import postgresql_pages
 
 METHODS = ("simhash", "bag", "minhash", "rarewords")
@@ -19,7 +18,7 @@ METHODS = ("simhash", "bag", "minhash", "rarewords")
 def test_timed_method_offers_what_the_method_offers(name: str) -> None:
     method = Fingerprinter(NearDupConfig().replace(methods=(name,))).methods[name]
     timed = timed_method(method, StageClock())
-    assert _offered(MethodCapabilities.of(timed)) == _offered(MethodCapabilities.of(method))
+    assert offered_capabilities(timed) == offered_capabilities(method)
     assert timed.name == method.name and timed.params() == method.params()
 
 
@@ -37,9 +36,8 @@ def test_timed_default_gives_the_same_fingerprints_and_verdicts() -> None:
     for doc in docs:
         want, got = plain.fingerprinter.fingerprint(doc), fpr.fingerprint(doc)
         assert got.keys == want.keys
-        verdict = timed.process(doc)
-        assert (verdict.status, verdict.duplicate_of) == (
-            (v := plain.process(doc)).status, v.duplicate_of)
+        expected, verdict = plain.process(doc), timed.process(doc)
+        assert (verdict.status, verdict.duplicate_of) == (expected.status, expected.duplicate_of)
         duplicates += verdict.is_duplicate
     assert duplicates >= 4  # the later releases were judged against the earlier
     # every method's signature, its with_site and its keys were charged to their stage
