@@ -35,11 +35,10 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.corpora import Page, postgresql_pages
 from benchmarks.provenance import measured_at
 from neardup_pipeline.methods.contract import (
     ComparesAcrossSites,
@@ -57,6 +56,9 @@ from neardup_pipeline.methods.contract import (
 )
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
+
+if TYPE_CHECKING:
+    from benchmarks.corpora import Page
 
 STAGES = ("extract", "normalize", "  language detection", "  tokens, stop words, stems",
           "shingles/hash", "signatures", "verify", "index", "other")
@@ -230,6 +232,8 @@ def timed_method(method: Method, clock: StageClock) -> TimedMethod:
 
 def pages_for(count: int) -> list[Page]:
     """The first count/2 page names, both releases (releases in order)."""
+    from benchmarks.corpora import postgresql_pages  # ../shared's reader: only where pages are read
+
     pages = postgresql_pages()
     names = sorted({p.group for p in pages})[: count // 2]
     keep = set(names)

@@ -1207,22 +1207,25 @@ def libxml2_walk(const unsigned char[::1] data not None, bint roles, Py_ssize_t 
     return (<_Libxml2Reader>reader).read(data, roles, read_limit)
 
 
+cdef inline unsigned char _libxml2_control(unsigned char c) noexcept nogil:
+    """An ASCII control other than tab, LF and CR, or DEL: what extract._CONTROL_TO_SPACE
+    replaces before libxml2 reads the bytes."""
+    return ((c < 0x20) & (c != 0x09) & (c != 0x0A) & (c != 0x0D)) | (c == 0x7F)
+
+
 cdef inline bint _has_control_bytes(const unsigned char* data, size_t n) noexcept nogil:
-    """Whether the bytes hold an ASCII control other than tab, LF and CR (or DEL): what
-    extract._CONTROL_TO_SPACE replaces. Blocks of 64 bytes with no branch inside, which the
-    compiler turns into vector code; most pages hold none and skip the copy."""
+    """Whether the bytes hold a `_libxml2_control`. Blocks of 64 bytes with no branch inside,
+    which the compiler turns into vector code; most pages hold none and skip the copy."""
     cdef size_t at = 0, i
-    cdef unsigned char found = 0, c
+    cdef unsigned char found = 0
     while at + 64 <= n:
         for i in range(64):
-            c = data[at + i]
-            found |= ((c < 0x20) & (c != 0x09) & (c != 0x0A) & (c != 0x0D)) | (c == 0x7F)
+            found |= _libxml2_control(data[at + i])
         if found:
             return True
         at += 64
     while at < n:
-        c = data[at]
-        found |= ((c < 0x20) & (c != 0x09) & (c != 0x0A) & (c != 0x0D)) | (c == 0x7F)
+        found |= _libxml2_control(data[at])
         at += 1
     return found != 0
 
