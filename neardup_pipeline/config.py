@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index.elastic.redaction import redact_url, split_userinfo
 from neardup_pipeline.index.elastic.settings import ElasticSettings
+from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
 from neardup_pipeline.methods.anchors.method import AnchorsSettings
 from neardup_pipeline.methods.bag import BagSettings
 from neardup_pipeline.methods.minhash import MinhashSettings
@@ -96,7 +97,11 @@ class NearDupConfig:
         default=DEFAULT_BACKEND,
         metadata=doc("`memory`, `sqlite:PATH` or `http(s)://host:9200` (Elasticsearch; the "
                      "nodes of one cluster: their URLs separated by commas, see "
-                     "[reliability.md](reliability.md#a-node-lost))"),
+                     "[reliability.md](reliability.md#a-node-lost)). `sqlite:PATH` is the path "
+                     "as written, relative to the working directory (`sqlite:neardup.sqlite`); "
+                     "`sqlite:///abs/path.sqlite` (three slashes) is an absolute path; "
+                     "`sqlite://name.sqlite` is refused (it would be a file at the filesystem "
+                     "root)"),
     )
     text: TextSettings = field(default_factory=TextSettings)
     sketch: SketchSettings = field(default_factory=SketchSettings)
@@ -220,13 +225,12 @@ def check_backend(spec: str) -> None:
     scheme (`htp://`, `sqlit:`) would otherwise surface only when the index opens."""
     if spec == "memory":
         return
-    if spec.startswith("sqlite:") and spec[len("sqlite:"):].strip():
+    if spec.startswith(SQLITE_SCHEME):
+        sqlite_path(spec)  # a path, or a ConfigError saying how to write one
         return
     if spec.startswith(("http://", "https://")) and _hostname(spec):
         return
     shown = redact_backend(spec) if "://" in spec else spec
-    if spec.startswith("sqlite:"):
-        raise ConfigError("backend 'sqlite:' needs a path: sqlite:PATH")
     if spec.startswith(("http://", "https://")):
         raise ConfigError(f"backend {shown!r} names no host: http(s)://host:9200")
     scheme = spec.split("://", 1)[0] + "://" if "://" in spec else spec.split(":", 1)[0]

@@ -44,6 +44,12 @@ def _importable(module: str) -> bool:
         return False
 
 
+def install_command(name: str) -> str:
+    """The pip command that installs extra `name` (a KeyError for an extra that does not
+    exist, so no message names one)."""
+    return f"pip install 'neardup-pipeline[{EXTRAS[name].name}]'"
+
+
 def require_extra(name: str) -> None:
     """Raise ConfigError naming the extra and its pip command when its modules are missing."""
     missing = missing_modules(name)
@@ -51,5 +57,5 @@ def require_extra(name: str) -> None:
         extra = EXTRAS[name]
         raise ConfigError(
             f"{extra.needed_by} needs the `{name}` extra ({', '.join(missing)} not installed): "
-            f"pip install 'neardup-pipeline[{name}]'"
+            f"{install_command(name)}"
         )

@@ -60,6 +60,19 @@ def test_fit_is_deterministic_and_thresholds_lie_inside(
     assert first.stats["coverage"] == first.stats["stage1_coverage"]  # stage 2 keeps coverage
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's "divide by zero", for one
+def test_documents_without_words_leave_the_fit_alone(
+    guide_en: list[tuple[str, str, list[str]]],
+) -> None:
+    """A page without words (an image, an empty body) has no anchors fingerprint: it makes no
+    word's bit less stable, and no maximum tf of 0 is divided by."""
+    docs = [words for _, _, words in guide_en]
+    alone, with_empty = fit(docs), fit([[], *docs, [], []])
+    assert with_empty.words == alone.words and with_empty.thresholds == alone.thresholds
+    assert with_empty.stats["mean_stability"] == alone.stats["mean_stability"]
+    assert with_empty.stats["documents"] == alone.stats["documents"] + 3
+
+
 def test_guide_signatures_precision_recall(guide_en: list[tuple[str, str, list[str]]]) -> None:
     """Fitted on the English pages' text only; the title groups only measure."""
     model = fit(words for _, _, words in guide_en)

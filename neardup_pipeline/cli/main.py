@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import select
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -28,13 +31,50 @@ COMMANDS = (dedup, compare, crawl, anchors, eval, search, stats, report, reuse, 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command; a reader that went away (`neardup stats | head -1`) ends it quietly."""
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # output that fits the buffer meets a closed pipe only here
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise
+        return _closed_stdout_exit()
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
     except (NearDupError, OSError) as exc:
+        if isinstance(exc, BrokenPipeError) and _stdout_closed():
+            raise
         print(f"neardup: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone: poll reports an error on it. A broken
+    pipe elsewhere (a child process, a socket) stays an error."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by an object without a descriptor
+        return False
+    if not hasattr(select, "poll"):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _closed_stdout_exit() -> int:
+    """Exit as a Unix tool killed by SIGPIPE looks to its shell (128 + 13), without a word:
+    stdout now writes to /dev/null, so the interpreter's last flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from neardup_pipeline.errors import ConfigError, IndexFailure, IndexParamsError, IndexUnavailable
 from neardup_pipeline.index.base import FingerprintIndex, IndexEntry
 from neardup_pipeline.index.memory import MemoryIndex
+from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
 from neardup_pipeline.index.sqlite.store import SqliteIndex
 
 if TYPE_CHECKING:
@@ -25,14 +26,12 @@ __all__ = [
 
 
 def open_index(spec: str, config: NearDupConfig | None = None) -> FingerprintIndex:
-    """`memory`, `sqlite:PATH` or `http(s)://host:port` (Elasticsearch) -> an open index."""
+    """`memory`, `sqlite:PATH` (`sqlite:///abs/path` absolute) or `http(s)://host:port`
+    (Elasticsearch) -> an open index."""
     if spec == "memory":
         return MemoryIndex()
-    if spec.startswith("sqlite:"):
-        path = spec[len("sqlite:") :]
-        if not path:
-            raise ConfigError("sqlite backend needs a path: sqlite:PATH")
-        return SqliteIndex(path)
+    if spec.startswith(SQLITE_SCHEME):
+        return SqliteIndex(sqlite_path(spec))
     if spec.startswith(("http://", "https://")):
         from neardup_pipeline.config import NearDupConfig
         from neardup_pipeline.index.elastic.store import ElasticIndex

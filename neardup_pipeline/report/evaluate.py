@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.errors import ReportError
+from neardup_pipeline.extras import install_command
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.methods.anchors.fit import fit_corpus
@@ -206,7 +208,10 @@ def evaluate(
 
 def plot_precision_recall(reports: Sequence[MethodReport], path: Path) -> None:
     """One precision-recall curve per method (its sweep), its default marked, as a PNG."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ReportError(f"--plot draws with matplotlib: {install_command('plots')}") from exc
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
     import matplotlib.pyplot as plt

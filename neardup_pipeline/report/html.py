@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from neardup_pipeline.errors import ReportError
+from neardup_pipeline.extras import install_command
 from neardup_pipeline.report.stats import PageRecord, Summary, group_clusters, summarize
 from neardup_pipeline.report.worddiff import Segment, word_diff
 from neardup_pipeline.verdict.canonical import Candidate, CanonicalPolicy, choose
@@ -75,8 +76,7 @@ def histogram_png(sizes: Mapping[int, int]) -> bytes:
         from matplotlib.ticker import MaxNLocator
     except ImportError as exc:
         raise ReportError(
-            "neardup report draws its histogram with matplotlib: "
-            "pip install 'neardup-pipeline[report]'"
+            f"neardup report draws its histogram with matplotlib: {install_command('plots')}"
         ) from exc
     fig = Figure(figsize=(7, 3.2), dpi=100)
     ax = fig.add_subplot()

@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     from neardup_pipeline.config import NearDupConfig
     from neardup_pipeline.errors import ConfigError
+    from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
 
     demo = args.url is None
     fresh = demo if args.fresh is None else bool(args.fresh)
@@ -56,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, NotConfigured, ValueError) as exc:
         print(f"neardup crawl: {exc}", file=sys.stderr)
         return 2
-    if fresh and config.backend.startswith("sqlite:"):
-        _delete_sqlite(Path(config.backend[len("sqlite:"):]))
+    if fresh and config.backend.startswith(SQLITE_SCHEME):
+        _delete_sqlite(Path(sqlite_path(config.backend)))
     elif args.fresh:
         print("neardup crawl: --fresh only deletes SQLite index files", file=sys.stderr)
         return 2

@@ -31,10 +31,8 @@ DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024  # neardup reads at most NEARDUP_MAX_HTML_BYTES (20 MiB)
 RETRY_TIMES = 2
 
-# Breadth-first: the copy nearest the start page is seen first, so it becomes the original.
-DEPTH_PRIORITY = 1
-SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
-SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# Breadth-first request order (the copy nearest the start page is seen first, so it becomes the
+# original) comes with the add-on: scrapy/crawl_order.py.
 
 # No listening sockets a crawler does not need.
 TELNETCONSOLE_ENABLED = False

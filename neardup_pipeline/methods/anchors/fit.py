@@ -4,7 +4,8 @@
 * candidates: words whose document frequency lies in [min_df, max_df * documents];
 * a small edit changes a word's count by `delta = max(edit * tf, edit_floor)` occurrences, so a
   document is *fragile* for threshold t when |tf - t * maxtf| <= delta (a document without the
-  word, tf = 0, when t * maxtf <= edit_floor);
+  word, tf = 0, when t * maxtf <= edit_floor; a document without any word never: it has no
+  anchors fingerprint);
 * threshold: the midpoint of a gap between consecutive observed relative frequencies, 0 (the
   documents without the word) included, so strictly inside the observed range, where the fewest
   documents are fragile: the thinnest part of the distribution; ties go to the lower threshold
@@ -136,9 +137,11 @@ def _thresholds(p: _Pairs, n: int, all_top: npt.NDArray[np.float64], s: FitSetti
     lo_le = _count_le(lo, x, base, "right")
     fragile_present = lo_le - _count_le(hi, x, base, "left")
     fragile_set = lo_le - (p.df[cut_word] - support)  # every pair at or below t has lo <= t
-    # Documents without the word (tf = 0): fragile when t * maxtf <= edit_floor.
-    all_inv = np.sort(s.edit_floor / all_top)
-    over_all = n - np.searchsorted(all_inv, t, side="right")
+    # Documents without the word (tf = 0): fragile when t * maxtf <= edit_floor. A document
+    # without any word (maxtf = 0) never is: anchors does not fingerprint it (no text).
+    worded = all_top[all_top > 0]
+    all_inv = np.sort(s.edit_floor / worded)
+    over_all = worded.size - np.searchsorted(all_inv, t, side="right")
     over_present = p.df[cut_word] - _count_le(inv, x, base, "right")
     fragile = fragile_present + (over_all - over_present)
     # Thinnest cut per word: fewest fragile documents, then most documents set.
