@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +40,8 @@ def test_dedup_writes_one_line_per_document_in_input_order(tmp_path: Path) -> No
     assert [line["id"] for line in lines] == [doc["id"] for doc in CORPUS]
     by_id = {line["id"]: line for line in lines}
     assert by_id["orig"] == {
-        "id": "orig", "duplicate_of": None, "similarity": None, "method": None, "cluster": "orig"
+        "id": "orig", "duplicate_of": None, "similarity": None, "method": None, "cluster": "orig",
+        "canonical": True,
     }
     assert by_id["copy"]["duplicate_of"] == "orig" and by_id["copy"]["cluster"] == "orig"
     assert by_id["copy"]["method"] == "simhash" and 0.9 < by_id["copy"]["similarity"] <= 1
@@ -325,3 +328,102 @@ def test_word_rules_on_the_command_line(tmp_path: Path) -> None:
         counts[rules] = json.loads(result.stdout)["a"]["words"]
     assert counts[()] == len(re.findall(r"\w+", ARTICLE))
     assert counts[("--stopwords", "--stem")] < counts[()]
+
+
+def _into_closed_pipe(*args: str) -> subprocess.CompletedProcess[str]:
+    """`neardup ARGS | head -0` without a race: the pipe's reader is gone before neardup
+    starts, so its first write to stdout meets a closed pipe."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-m", "neardup_pipeline", *args],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120,
+                              check=False)
+    finally:
+        os.close(write_end)
+
+
+SIGPIPE_STATUS = 128 + signal.SIGPIPE  # what a shell shows for a tool SIGPIPE killed
+
+
+@pytest.mark.parametrize(("command", "status"), [
+    (["stats", "--json"], SIGPIPE_STATUS),
+    (["stats"], SIGPIPE_STATUS),
+    (["dedup", "--method", "simhash"], SIGPIPE_STATUS),
+    (["--version"], SIGPIPE_STATUS),
+    (["--help"], 0),  # argparse ignores a failed write of its own messages
+], ids=lambda value: " ".join(value) if isinstance(value, list) else str(value))
+def test_a_closed_stdout_ends_every_command_quietly(
+    command: list[str], status: int, tmp_path: Path,
+) -> None:
+    """As a Unix tool killed by SIGPIPE looks to its shell: status 141, nothing on stderr."""
+    source = write_jsonl(tmp_path / "in.jsonl", list(CORPUS))
+    verdicts = tmp_path / "verdicts.jsonl"
+    assert neardup("dedup", str(source), "-o", str(verdicts)).returncode == 0
+    given = {"stats": [str(verdicts)], "dedup": [str(source)]}.get(command[0], [])
+    run = _into_closed_pipe(*command, *given)
+    assert run.stderr == ""
+    assert run.returncode == status
+
+
+def test_head_reads_the_first_line_and_neardup_stops_quietly(tmp_path: Path) -> None:
+    """`neardup dedup big.jsonl | head -1`, with more output than a pipe holds: neardup is
+    still writing when head exits."""
+    source = write_jsonl(tmp_path / "big.jsonl", [
+        {"id": f"https://example.org/page/{n:05d}", "text": f"page {n} " + ARTICLE[: 40 + n % 97]}
+        for n in range(1000)
+    ])
+    dedup = subprocess.Popen([sys.executable, "-m", "neardup_pipeline", "dedup", str(source),
+                              "--method", "simhash"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert dedup.stdout is not None and dedup.stderr is not None
+    head = subprocess.run(["head", "-1"], stdin=dedup.stdout, capture_output=True, timeout=120,
+                          check=False)
+    dedup.stdout.close()  # head holds the only reader now
+    errors = dedup.stderr.read().decode()
+    assert dedup.wait(timeout=120) == SIGPIPE_STATUS, errors
+    assert errors == ""
+    assert json.loads(head.stdout)["id"] == "https://example.org/page/00000"
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+WITHOUT_MATPLOTLIB = (  # `neardup` where matplotlib was never installed: importing it fails
+    "import sys; sys.modules['matplotlib'] = None\n"
+    "from neardup_pipeline.cli.main import main\n"
+    "raise SystemExit(main(sys.argv[1:]))\n"
+)
+
+
+def test_report_and_eval_plot_without_matplotlib_name_the_readme_extra(tmp_path: Path) -> None:
+    installs = re.search(r'pip install "\.\[(\w+)\]" +# \+ matplotlib, for `neardup report`',
+                         README.read_text(encoding="utf-8"))
+    assert installs is not None, "README no longer says which extra installs matplotlib"
+    wanted = f"pip install 'neardup-pipeline[{installs.group(1)}]'"
+    docs = write_jsonl(tmp_path / "docs.jsonl", [CORPUS[0], CORPUS[1]])
+    gold = write_jsonl(tmp_path / "gold.jsonl", [{"id": "orig", "group": "A"},
+                                                 {"id": "copy", "group": "A"}])
+    verdicts = tmp_path / "verdicts.jsonl"
+    assert neardup("dedup", str(docs), "-o", str(verdicts)).returncode == 0
+    for command in (["report", str(verdicts), "-o", str(tmp_path / "r.html")],
+                    ["eval", str(docs), str(gold), "--method", "simhash",
+                     "--plot", str(tmp_path / "pr.png")]):
+        run = subprocess.run([sys.executable, "-c", WITHOUT_MATPLOTLIB, *command],
+                             capture_output=True, text=True, timeout=120, check=False)
+        assert run.returncode == 2, run.stderr
+        assert wanted in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "pr.png").exists()
+
+
+def test_anchors_fit_on_an_input_with_a_wordless_page_warns_nothing(tmp_path: Path) -> None:
+    """A page without words (punctuation only) among pages whose words are anchor candidates:
+    the fit divides by no maximum tf of 0 (numpy would print a RuntimeWarning)."""
+    topics = (["postgres", "vacuum", "planner"], ["kernel", "scheduler", "memory"],
+              ["python", "numpy", "arrays"])
+    rows: list[object] = [{"id": f"{n}-{copy}", "text": " ".join(words * 3) + f" only{n}x{copy}"}
+                          for n, words in enumerate(topics) for copy in range(3)]
+    rows.append({"id": "dashes", "text": "--- *** ---"})
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    run = neardup("dedup", str(source), "--method", "anchors", "-o", str(tmp_path / "out.jsonl"))
+    assert run.returncode == 0, run.stderr
+    assert "Warning" not in run.stderr and "divide" not in run.stderr, run.stderr
+    assert "fitted on the input" in run.stderr

@@ -14,6 +14,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from neardup_pipeline import Fingerprinter, NearDupConfig
 from neardup_pipeline.config import flat_settings
 from neardup_pipeline.errors import ConfigError
+from neardup_pipeline.index import open_index
 from neardup_pipeline.scrapy import crawl_settings
 from neardup_pipeline.scrapy.settings import TagFields
 from neardup_pipeline.settings_doc import generated_part, settings_markdown
@@ -24,7 +25,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
 
 # The user-facing names: NEARDUP_<NAME> in Scrapy, keys of from_mapping and replace.
 FLAT_NAMES = {
-    "methods", "backend", "content", "language", "remove_stopwords", "stem", "max_html_bytes",
+    "methods", "backend", "canonical_demote", "content", "language", "remove_stopwords", "stem",
+    "max_html_bytes",
     "max_html_tags", "max_words", "max_token_chars", "min_tokens", "hash", "simhash_shingle",
     "simhash_k", "simhash_blocks", "minhash_threshold", "minhash_exact", "mode",
     "containment_threshold", "containment_sample", "bag_threshold", "bag_bands", "bag_max_words",
@@ -35,6 +37,7 @@ FLAT_NAMES = {
     "anchors_model", "anchors_model_out", "anchors_warmup", "anchors_min_bits",
     "anchors_tolerance", "index_duplicates", "action", "on_error", "fingerprint_processes",
     "html_field", "text_field", "url_field", "id_field", "keep_html", "tag_fields", "canonical",
+    "late_duplicates_file",
     "es_start",
     "es_reprobe_seconds", "spool_path", "fingerprint_index", "pages_index", "es_api_key",
     "es_basic_auth", "es_verify_certs", "es_ca_certs", "es_bulk_size", "es_request_timeout",
@@ -127,6 +130,41 @@ def test_a_backend_typo_is_answered_with_the_scheme_meant() -> None:
     with pytest.raises(ConfigError, match="did you mean 'sqlite:'") as refused:
         NearDupConfig(backend="sqlit:x.sqlite")
     assert "secret" not in str(refused.value)
+
+
+@pytest.mark.parametrize("spec", ["sqlite://neardup-typo.sqlite", "sqlite://data/fp.sqlite"])
+def test_sqlite_with_two_slashes_is_refused_and_says_how_to_write_it(
+    spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`sqlite://name` read as a path is /name at the filesystem root: refused, never opened."""
+    monkeypatch.chdir(tmp_path)
+    name = spec[len("sqlite://"):]
+    for attempt in (lambda: NearDupConfig(backend=spec),
+                    lambda: NearDupConfig.from_settings(Settings({"NEARDUP_BACKEND": spec})),
+                    lambda: open_index(spec)):
+        with pytest.raises(ConfigError) as refused:
+            attempt()
+        message = str(refused.value)
+        for wanted in ("NEARDUP_BACKEND", "--backend", f"'sqlite:{name}'", "sqlite:///"):
+            assert wanted in message, message
+    assert not (Path("/") / name).exists() and not list(tmp_path.iterdir())
+
+
+def test_sqlite_paths_are_relative_as_written_or_absolute_with_three_slashes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    absolute = tmp_path / "abs.sqlite"
+    for spec, path in [("sqlite:rel.sqlite", tmp_path / "rel.sqlite"),
+                       ("sqlite:sub/rel.sqlite", tmp_path / "sub" / "rel.sqlite"),
+                       (f"sqlite:{absolute}", absolute),
+                       (f"sqlite://{absolute}", absolute)]:  # sqlite:///abs/path
+        assert NearDupConfig(backend=spec).backend == spec
+        with open_index(spec):
+            pass
+        assert path.is_file(), spec
+        path.unlink()
 
 
 @deferred_f_from_coro_f
