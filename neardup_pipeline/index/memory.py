@@ -15,7 +15,6 @@ from neardup_pipeline.index.base import (
     membership_of,
     params_mismatch,
 )
-from neardup_pipeline.index.clusters import MemoryClusters
 
 
 class MemoryIndex(ClosesOnExit):
@@ -30,7 +29,6 @@ class MemoryIndex(ClosesOnExit):
         self._doc_words: dict[str, frozenset[int]] = {}  # DF: each document's distinct words
         self._df: dict[int, int] = {}
         self._lock = threading.Lock()
-        self.clusters = MemoryClusters()
 
     def ensure_params(self, params: Mapping[str, Any]) -> None:
         if self._params is None:

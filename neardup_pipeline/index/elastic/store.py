@@ -35,7 +35,6 @@ from neardup_pipeline.index.base import (
     membership_of,
     params_mismatch,
 )
-from neardup_pipeline.index.clusters import MemoryClusters
 from neardup_pipeline.index.elastic import bulk
 from neardup_pipeline.index.elastic.connection import (
     RETRY_SECONDS,
@@ -95,9 +94,6 @@ class ElasticIndex(ClosesOnExit):
         # Entries added here or published by peers since they last became searchable;
         # authoritative for their doc ids.
         self._cache = MemoryIndex()
-        # Clusters joined by this process's pages: one process's view until the cluster store
-        # has its side index (clusters of one writer are exact; several writers' are not).
-        self.clusters = MemoryClusters()
         self._cached: dict[str, IndexEntry] = {}
         self._peer_entries: dict[str, dict[str, int]] = {}  # writer -> doc id -> slot
         self._peer_flushed: dict[str, int] = {}
