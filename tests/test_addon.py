@@ -112,4 +112,5 @@ async def test_a_project_depth_first_order_wins_and_is_warned_about_once(
     assert len(warnings) == 1, warnings
     for name in project:
         assert name in warnings[0]
-    assert "near-duplicate clusters do not depend on the order" in warnings[0].lower()
+    assert "which copy of a near-duplicate cluster is kept depends on the order" in \
+        warnings[0].lower()

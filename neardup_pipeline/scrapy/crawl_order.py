@@ -50,9 +50,9 @@ def depth_first_warning(kept: Mapping[str, Any]) -> str:
     wanted = ", ".join(f"{name} = {_shown(value)}" for name, value in BREADTH_FIRST.items())
     return (
         f"neardup: the project's settings keep a depth-first request order ({named}). "
-        "Near-duplicate clusters do not depend on the order, but which copies pass the "
-        "pipeline first does: in drop mode a /print/ or /amp/ copy met before its article "
-        "passes, and an item that left the pipeline cannot be taken back. The add-on's "
+        "Which copy of a near-duplicate cluster is kept depends on the order: in drop mode a "
+        "/print/ or /amp/ copy met before its article passes, and an item that left the "
+        "pipeline cannot be taken back. The add-on's "
         f"breadth-first order is {wanted}."
     )
 
