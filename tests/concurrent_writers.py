@@ -103,7 +103,7 @@ def run_writers(es_url: str, pairs: Sequence[Pair], processes: int, batch: int =
                 worker.kill()
         with Elasticsearch(es_url) as client:
             client.options(ignore_status=404).indices.delete(
-                index=f"{index},{index}-writelog", allow_no_indices=True)
+                index=f"{index},{index}-writelog,{index}-clusters", allow_no_indices=True)
     missed = sum(clusters[a[0]] != clusters[b[0]] for a, b in pairs)
     return Outcome(len(pairs), missed, 2 * len(pairs), seconds, check)
 

@@ -40,7 +40,8 @@ def test_dedup_writes_one_line_per_document_in_input_order(tmp_path: Path) -> No
     assert [line["id"] for line in lines] == [doc["id"] for doc in CORPUS]
     by_id = {line["id"]: line for line in lines}
     assert by_id["orig"] == {
-        "id": "orig", "duplicate_of": None, "similarity": None, "method": None, "cluster": "orig"
+        "id": "orig", "duplicate_of": None, "similarity": None, "method": None, "cluster": "orig",
+        "canonical": True,
     }
     assert by_id["copy"]["duplicate_of"] == "orig" and by_id["copy"]["cluster"] == "orig"
     assert by_id["copy"]["method"] == "simhash" and 0.9 < by_id["copy"]["similarity"] <= 1

@@ -45,8 +45,7 @@ class Site:
         verdict, fp = self.dedup.process_and_fingerprint(Document(url, text=body, url=url))
         assert fp is not None and verdict.status == "ok"
         assert verdict.duplicate_of != url
-        return self.keeper.record(verdict=verdict, url=url, title=title or url, text=fp.text,
-                                  move=self.dedup.last_move)
+        return self.keeper.record(verdict=verdict, url=url, title=title or url, text=fp.text)
 
     def docs(self, es: Elasticsearch) -> dict[str, dict[str, Any]]:
         self.index.flush()
@@ -94,18 +93,24 @@ def test_better_copy_demotes_the_canonical_and_nothing_is_lost(
     assert docs[HTTPS]["is_canonical"] is True and docs[HTTPS].get("duplicate_of") is None
     assert docs[ORIG]["is_canonical"] is False and docs[ORIG]["duplicate_of"] == HTTPS
     assert docs[MIRROR]["duplicate_of"] == HTTPS  # repointed
-    assert {d["cluster_id"] for d in docs.values()} == {ORIG}  # the cluster id is stable
+    assert {d["cluster_id"] for d in docs.values()} == {HTTPS}  # named for its canonical
     assert docs[ORIG]["text"] and docs[ORIG]["text_length"] == len(docs[ORIG]["text"])
     assert_one_canonical_per_cluster(docs)
 
 
-def test_first_seen_policy_never_switches(first: Site, es: Elasticsearch) -> None:
+def test_first_policy_follows_the_clusters_canonical(first: Site, es: Elasticsearch) -> None:
+    """`first`: the fingerprint index's rule (verdict/clusters.py), whose tie-break is the
+    first seen: a later copy that ties never switches."""
     first.page(ORIG, A)
-    placed = first.page(HTTPS, edit(A, 5))
+    placed = first.page(MIRROR, edit(A, 5))
     assert not placed.is_canonical and not placed.promoted
     docs = first.docs(es)
-    assert docs[ORIG]["is_canonical"] is True and docs[HTTPS]["duplicate_of"] == ORIG
-    assert docs[HTTPS]["nearest"] == ORIG and docs[HTTPS]["method"] == "simhash"
+    assert docs[ORIG]["is_canonical"] is True and docs[MIRROR]["duplicate_of"] == ORIG
+    assert docs[MIRROR]["nearest"] == ORIG and docs[MIRROR]["method"] == "simhash"
+    assert first.page(HTTPS, edit(A, 5, "yankee")).is_canonical  # https ranks first
+    docs = first.docs(es)
+    assert {d["cluster_id"] for d in docs.values()} == {HTTPS}
+    assert docs[ORIG]["duplicate_of"] == docs[MIRROR]["duplicate_of"] == HTTPS
 
 
 def test_canonical_that_changes_leaves_and_the_rule_reelects(
@@ -120,6 +125,7 @@ def test_canonical_that_changes_leaves_and_the_rule_reelects(
     assert len(docs) == 3
     assert docs[HTTPS]["cluster_id"] == HTTPS
     assert docs[ORIG]["is_canonical"] is True  # the rest tie: the copy seen first
+    assert docs[ORIG]["cluster_id"] == docs[MIRROR]["cluster_id"] == ORIG  # named for it
     assert docs[MIRROR]["duplicate_of"] == ORIG
     assert_one_canonical_per_cluster(docs)
 
@@ -130,11 +136,11 @@ def test_changed_original_moves_its_copies_in_the_pages_index(
     first.page(ORIG, A)
     first.page(MIRROR, edit(A, 5))
     first.page(HTTPS, edit(A, 5, "yankee"))
-    first.page(ORIG, CHANGED)
+    first.page(HTTPS, CHANGED)  # the canonical (https ranks first) leaves its copies
     docs = first.docs(es)
+    assert docs[HTTPS]["cluster_id"] == HTTPS and docs[HTTPS]["is_canonical"] is True
     assert docs[ORIG]["cluster_id"] == ORIG and docs[ORIG]["is_canonical"] is True
-    assert docs[MIRROR]["cluster_id"] == MIRROR and docs[MIRROR]["is_canonical"] is True
-    assert docs[HTTPS]["cluster_id"] == MIRROR and docs[HTTPS]["duplicate_of"] == MIRROR
+    assert docs[MIRROR]["cluster_id"] == ORIG and docs[MIRROR]["duplicate_of"] == ORIG
     assert_one_canonical_per_cluster(docs)
 
 
@@ -150,8 +156,8 @@ def test_collapsed_search_and_stats(best: Site, es: Elasticsearch) -> None:
     assert result.total_pages == 5
     assert [h.copies for h in result.hits] and len(result.hits) == 2  # 5 pages, 2 clusters
     by_cluster = {h.cluster: h for h in result.hits}
-    assert by_cluster[ORIG].url == HTTPS and by_cluster[ORIG].copies == 3
-    assert by_cluster[ORIG].title == "Alpha story, secure"
+    assert by_cluster[HTTPS].url == HTTPS and by_cluster[HTTPS].copies == 3
+    assert by_cluster[HTTPS].title == "Alpha story, secure"
     assert by_cluster[ELSE].url == ELSE and by_cluster[ELSE].copies == 2
     summary = pages_summary(es, pages)
     assert (summary.documents, summary.clusters, summary.duplicates) == (5, 2, 3)

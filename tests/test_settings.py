@@ -25,7 +25,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
 
 # The user-facing names: NEARDUP_<NAME> in Scrapy, keys of from_mapping and replace.
 FLAT_NAMES = {
-    "methods", "backend", "content", "language", "remove_stopwords", "stem",
+    "methods", "backend", "canonical_demote", "content", "language", "remove_stopwords", "stem",
     "max_html_bytes",
     "max_html_tags", "max_words", "max_token_chars", "min_tokens", "hash", "simhash_shingle",
     "simhash_k", "simhash_blocks", "minhash_threshold", "minhash_exact", "mode",
@@ -37,6 +37,7 @@ FLAT_NAMES = {
     "anchors_model", "anchors_model_out", "anchors_warmup", "anchors_min_bits",
     "anchors_tolerance", "index_duplicates", "action", "on_error", "fingerprint_processes",
     "html_field", "text_field", "url_field", "id_field", "keep_html", "tag_fields", "canonical",
+    "late_duplicates_file",
     "es_start",
     "es_reprobe_seconds", "spool_path", "fingerprint_index", "pages_index", "es_api_key",
     "es_basic_auth", "es_verify_certs", "es_ca_certs", "es_bulk_size", "es_request_timeout",

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from tqdm import tqdm
 
@@ -91,23 +91,16 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         dedup = Deduplicator(index, config, dedup_fingerprinter(config, args.input))
         if args.df_pass:  # rarewords batch mode: DF of every readable document first
             learn_frequencies(dedup, args.input)
-        with open_output(args.output) as out, open_input(args.input) as lines:
+        decided: list[tuple[Document, Verdict | None]] = []  # None: a repeated id
+        with open_input(args.input) as lines:
             progress = tqdm(lines, unit=" docs", disable=not sys.stderr.isatty(), file=sys.stderr)
-            records = RepeatedIds()
+            seen_ids: set[str] = set()
 
             def emit(batch: list[Line], fingerprints: list[Fingerprint] | None) -> None:
                 docs = [doc for doc, repeated in batch if not repeated]
                 verdicts = iter(dedup.process_batch(docs, fingerprints))
-                for doc, repeated in batch:
-                    if repeated:
-                        record = records.again(doc.doc_id)
-                    else:
-                        record = verdict_record(next(verdicts))
-                        if doc.url:
-                            record["url"] = doc.url  # for `neardup report` and people reading it
-                        records.first(doc.doc_id, record)
-                    out.write(json.dumps(record, ensure_ascii=False))
-                    out.write("\n")
+                decided.extend((doc, None if repeated else next(verdicts))
+                               for doc, repeated in batch)
 
             def batches() -> Iterator[list[Line]]:
                 nonlocal bad_lines
@@ -121,7 +114,8 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                         bad_lines += 1
                         print(f"neardup: {args.input}:{number}: {exc}", file=sys.stderr)
                         continue
-                    batch.append((doc, records.seen(doc.doc_id)))
+                    batch.append((doc, doc.doc_id in seen_ids))
+                    seen_ids.add(doc.doc_id)
                     if len(batch) >= args.batch:
                         yield batch
                         batch = []
@@ -155,6 +149,8 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                     pending = started
                 if pending is not None:
                     emit(pending[0], _fingerprints_of(pending[1]))
+        with open_output(args.output) as out:
+            write_verdicts(out, decided, dedup)
         index.flush()
         if (note := warmup_note(config, index.document_count(), args.df_pass)) is not None:
             print(note, file=sys.stderr)
@@ -177,27 +173,24 @@ def remote(config: NearDupConfig) -> bool:
 Line = tuple[Document, bool]
 
 
-class RepeatedIds:
-    """The output record of each id's first line. A later line with the same id (a page crawled
-    twice into one feed) is the same document again, not a copy of it: it is not checked, and
+def write_verdicts(out: IO[str], decided: list[tuple[Document, Verdict | None]],
+                   dedup: Deduplicator) -> None:
+    """One line per input line, in input order, as the clusters stand at the end of the run
+    (`Deduplicator.as_clusters_stand`). A later line with an id seen before (a page crawled
+    twice into one feed) is the same document again, not a copy of it: it was not checked, and
     its line is the first one's verdict with `"status": "repeated"`."""
-
-    def __init__(self) -> None:
-        self._ids: set[str] = set()
-        self._records: dict[str, dict[str, Any]] = {}
-
-    def seen(self, doc_id: str) -> bool:
-        """Whether an earlier line had this id (this one is then a repeat); records it."""
-        if doc_id in self._ids:
-            return True
-        self._ids.add(doc_id)
-        return False
-
-    def first(self, doc_id: str, record: dict[str, Any]) -> None:
-        self._records[doc_id] = record
-
-    def again(self, doc_id: str) -> dict[str, Any]:
-        return {**self._records[doc_id], "status": "repeated"}
+    final = iter(dedup.as_clusters_stand([v for _, v in decided if v is not None]))
+    records: dict[str, dict[str, Any]] = {}
+    for doc, verdict in decided:
+        if verdict is None:
+            record = {**records[doc.doc_id], "status": "repeated"}
+        else:
+            record = verdict_record(next(final))
+            if doc.url:
+                record["url"] = doc.url  # for `neardup report` and people reading it
+            records[doc.doc_id] = record
+        out.write(json.dumps(record, ensure_ascii=False))
+        out.write("\n")
 
 
 def warmup_note(config: NearDupConfig, documents: int, df_pass: bool) -> str | None:
@@ -239,6 +232,7 @@ def verdict_record(verdict: Verdict) -> dict[str, Any]:
         "similarity": verdict.similarity,
         "method": verdict.method,
         "cluster": verdict.cluster or verdict.doc_id,
+        "canonical": verdict.status == "ok" and verdict.canonical in (None, verdict.doc_id),
     }
     if verdict.status != "ok":
         record["status"] = verdict.status

@@ -8,13 +8,16 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neardup_pipeline.errors import IndexFailure, SourceError
+from neardup_pipeline.index.clusters import follow
 from neardup_pipeline.index.sqlite.schema import connect_read_only
 from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
 from neardup_pipeline.report.stats import PageRecord, record_from_verdict
+from neardup_pipeline.verdict.recrawl import doc_id_of
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -71,6 +74,8 @@ def sqlite_records(path: Path) -> Iterator[PageRecord]:
         db = connect_read_only(path)
         try:
             rows = db.execute("SELECT doc_id, meta FROM docs").fetchall()
+            links = _pairs(db, "SELECT name, parent FROM cluster_links")
+            canonicals = _pairs(db, "SELECT root, doc_id FROM cluster_canonicals")
         finally:
             db.close()
     except sqlite3.DatabaseError as exc:
@@ -78,7 +83,21 @@ def sqlite_records(path: Path) -> Iterator[PageRecord]:
     ordered = sorted(((doc_id, json.loads(meta)) for doc_id, meta in rows),
                      key=lambda r: (float(r[1].get("added") or 0), r[0]))
     for order, (doc_id, meta) in enumerate(ordered):
-        yield record_from_verdict({**meta, "id": doc_id}, order)
+        root = follow(links, str(meta.get("cluster") or doc_id))
+        canonical = canonicals.get(root, doc_id_of(root))  # a cluster is named for it
+        yield replace(record_from_verdict({**meta, "id": doc_id, "cluster": canonical}, order),
+                      duplicate_of=None if canonical == doc_id else canonical,
+                      is_canonical=canonical == doc_id)
+
+
+def _pairs(db: sqlite3.Connection, sql: str) -> dict[str, str]:
+    """The rows of a two-column cluster table; none in a file written before it existed."""
+    try:
+        return {str(a): str(b) for a, b in db.execute(sql).fetchall()}
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return {}
+        raise
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """The verdict step: the crawl's Deduplicator, in the run's order, over the persistent
-fingerprint index; a window of documents in, their marks out (and those of every document whose
-cluster the window moved)."""
+fingerprint index; a window of documents in, their marks out (and those of every member of a
+cluster whose canonical the window changed)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from neardup_pipeline.hygiene.fields import Item
 from neardup_pipeline.hygiene.marks import Mark, mark_of_entry, tagged
 from neardup_pipeline.hygiene.recording import RecordingIndex
+from neardup_pipeline.index.base import IndexEntry, cluster_of
 from neardup_pipeline.verdict.deduplicator import Deduplicator
+from neardup_pipeline.verdict.recrawl import cluster_members, doc_id_of
 
 NO_TEXT, BAD_FIELD, REPEATED_ID = "no_text", "bad_field", "repeated_id"
 
@@ -23,6 +25,7 @@ class Judge:
         self.counts: Counter[str] = Counter()
         self.problems: Counter[str] = Counter()  # bad fields by what is wrong
         self._ids: set[str] = set()  # doc ids checked by this process: a repeat is tagged
+        self._regrouped: set[str] = set()  # a member of each cluster whose canonical changed
 
     def window(self, items: Sequence[Item]) -> list[Mark]:
         """Marks of a window of documents, in order; later ones see earlier ones."""
@@ -43,9 +46,34 @@ class Judge:
                 fresh.append(item)
         for start in range(0, len(fresh), self.batch):
             self._check(fresh[start : start + self.batch], marks)
-        for doc_id, entry in self.recording.take_recorded().items():
-            marks[doc_id] = mark_of_entry(entry)
+        entries = self.recording.take_recorded()
+        entries.update(self._regrouped_members(entries))
+        marks.update(self._marks_of(entries))
         return list(marks.values())
+
+    def _regrouped_members(self, recorded: dict[str, IndexEntry]) -> dict[str, IndexEntry]:
+        """The members of every cluster whose canonical a page of the window changed (it
+        displaced one, or left the cluster it was the canonical of): marked again."""
+        clusters, found = self.dedup.clusters, {}
+        starts = self.recording.get(self._regrouped - recorded.keys())
+        starts.update({i: recorded[i] for i in self._regrouped if i in recorded})
+        for entry in starts.values():
+            root = clusters.roots([cluster_of(entry)])[cluster_of(entry)]
+            found.update(cluster_members(self.recording, clusters, root, entry))
+        self._regrouped.clear()
+        return found
+
+    def _marks_of(self, entries: dict[str, IndexEntry]) -> dict[str, Mark]:
+        """Each entry's marks as its cluster stands: the cluster's canonical names it."""
+        clusters = self.dedup.clusters
+        roots = clusters.roots({cluster_of(e) for e in entries.values()})
+        held = clusters.canonicals(set(roots.values()))
+        marks = {}
+        for doc_id, entry in entries.items():
+            root = roots[cluster_of(entry)]
+            canonical = held[root][1] if root in held else doc_id_of(root)
+            marks[doc_id] = mark_of_entry(entry, canonical)
+        return marks
 
     def _check(self, chunk: Sequence[Item], marks: dict[str, Mark]) -> None:
         docs = []
@@ -69,3 +97,7 @@ class Judge:
             self.counts["checked"] += 1
             if verdict.is_duplicate:
                 self.counts["duplicates"] += 1
+            if verdict.superseded:
+                self._regrouped.add(item.doc_id)
+            if verdict.successor is not None:
+                self._regrouped.add(verdict.successor)

@@ -1,9 +1,9 @@
 """The fields a run writes on each document, from where the fingerprint index puts it. Pure.
 
-A cluster's canonical copy is its original in the fingerprint index: the first copy in the
-run's order, unless a copy declares itself canonical (`<link rel="canonical">`, else `og:url`)
-and takes the cluster over, by the crawl's own rules (verdict/declared.py). A document that
-could not be checked is its own cluster and stays visible, tagged with why (`neardup_status`).
+A cluster is named for its canonical copy, chosen by the crawl's own rule (verdict/clusters.py:
+the copy the others declare canonical, then its own word, its URL, then the first seen), the
+same whatever order the run reads the documents in. A document that could not be checked is
+its own cluster and stays visible, tagged with why (`neardup_status`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neardup_pipeline.hygiene.known import CONTENT_ID
-from neardup_pipeline.index.base import IndexEntry, cluster_of
+from neardup_pipeline.index.base import IndexEntry
 
 CLUSTER, CANONICAL, OF, STATUS = (
     "neardup_cluster", "neardup_canonical", "neardup_of", "neardup_status")
@@ -51,9 +51,9 @@ class Mark:
         return {"doc_id": self.doc_id, "es_id": self.es_id, **self.fields()}
 
 
-def mark_of_entry(entry: IndexEntry, es_id: str | None = None) -> Mark:
-    """The marks of a recorded fingerprint entry: its cluster's original is the canonical."""
-    cluster = cluster_of(entry)
+def mark_of_entry(entry: IndexEntry, cluster: str, es_id: str | None = None) -> Mark:
+    """The marks of a recorded fingerprint entry in the cluster named for `cluster`, its
+    canonical."""
     canonical = cluster == entry.doc_id
     meta = entry.meta
     return Mark(

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeGuard, TypeVar, runtime_checkable
 
+from neardup_pipeline.index.clusters import ClusterStore
+
 logger = logging.getLogger(__name__)
 
 IndexT = TypeVar("IndexT")
@@ -31,7 +33,11 @@ class IndexEntry:
 
 
 class FingerprintIndex(Protocol):
-    """Stores fingerprints and finds candidates that share a lookup key."""
+    """Stores fingerprints and finds candidates that share a lookup key; `clusters` keeps
+    which clusters were joined and their canonicals (index/clusters.py)."""
+
+    @property
+    def clusters(self) -> ClusterStore: ...
 
     def ensure_params(self, params: Mapping[str, Any]) -> None:
         """Record the fingerprint parameters of a new index; refuse an index built with others."""
@@ -122,6 +128,11 @@ def _close_open_indexes() -> None:
             index.close()
         except Exception:  # at exit there is no caller left to raise to
             logger.exception("neardup: closing %r at interpreter exit failed", index)
+
+
+def cluster_store(index: FingerprintIndex) -> ClusterStore:
+    """The cluster store of `index`."""
+    return index.clusters
 
 
 def candidates_many(
@@ -275,6 +286,10 @@ class ForwardingIndex(ClosesOnExit):
 
     def __init__(self, index: FingerprintIndex) -> None:
         self.index = index
+
+    @property
+    def clusters(self) -> ClusterStore:
+        return self.index.clusters
 
     def ensure_params(self, params: Mapping[str, Any]) -> None:
         self.index.ensure_params(params)

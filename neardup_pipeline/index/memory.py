@@ -15,6 +15,7 @@ from neardup_pipeline.index.base import (
     membership_of,
     params_mismatch,
 )
+from neardup_pipeline.index.clusters import MemoryClusters
 
 
 class MemoryIndex(ClosesOnExit):
@@ -29,6 +30,7 @@ class MemoryIndex(ClosesOnExit):
         self._doc_words: dict[str, frozenset[int]] = {}  # DF: each document's distinct words
         self._df: dict[int, int] = {}
         self._lock = threading.Lock()
+        self.clusters = MemoryClusters()
 
     def ensure_params(self, params: Mapping[str, Any]) -> None:
         if self._params is None:

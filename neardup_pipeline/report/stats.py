@@ -102,5 +102,6 @@ def record_from_verdict(obj: Mapping[str, Any], order: int) -> PageRecord:
         url=obj.get("url"),
         title=obj.get("title"),
         status=str(obj.get("status") or "ok"),
+        is_canonical=canonical if isinstance(canonical := obj.get("canonical"), bool) else None,
         order=order,
     )

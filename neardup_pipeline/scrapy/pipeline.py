@@ -25,6 +25,7 @@ from neardup_pipeline.errors import (
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.scrapy.check import PageChecker, choose_checker
 from neardup_pipeline.scrapy.check.worker import WorkerThread
+from neardup_pipeline.scrapy.late import LateDuplicates
 from neardup_pipeline.scrapy.stats import STATS_PREFIX, CrawlStats
 from neardup_pipeline.text.extract import walk_in_use
 from neardup_pipeline.text.sniff import binary_kind
@@ -68,6 +69,7 @@ class NearDupPipeline:
         self._promoted: set[str] = set()  # better copies to keep, not drop
         self._close_requested = False
         self._closing: Any = None  # the engine's close, when NEARDUP_ON_ERROR = 'fail' asked it
+        self._late = LateDuplicates(crawler, self.stats, config.scrapy.late_duplicates_file)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -82,6 +84,7 @@ class NearDupPipeline:
         return cls(NearDupConfig.from_settings(crawler.settings), crawler)
 
     async def open_spider(self) -> None:
+        self._late.open()
         self._worker.start()
         checker = choose_checker(self.config, self._worker, self.stats)
         try:
@@ -108,6 +111,7 @@ class NearDupPipeline:
                 self.stats.publish(checker.counts())
         finally:
             self._worker.stop()
+            self._late.close()
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
@@ -140,6 +144,7 @@ class NearDupPipeline:
             self._close_unavailable()
         if checked.promoted:
             self._promoted.add(doc.doc_id)
+        self._late.report(checked.verdict)
         return self._leaving(adapter, self._act(item, adapter, checked.verdict, doc))
 
     def _close_unavailable(self) -> None:

@@ -79,6 +79,15 @@ class ScrapySettings:
             '`status`), e.g. `{"of": "dup_of"}`'
         ),
     )
+    late_duplicates_file: str | None = field(
+        default=None,
+        metadata=doc(
+            "A JSONL file (appended to) of the pages that passed as their cluster's canonical "
+            "and are near-duplicates now: `{url, now_duplicate_of, cluster}` a line, for the "
+            "indexer to delete or re-point them; also the `late_duplicate` signal "
+            "(`neardup_pipeline.scrapy.late`) and the `neardup/late_duplicates` stat"
+        ),
+    )
     canonical: CanonicalPolicy = field(
         default="first",
         metadata=doc(

@@ -1,11 +1,18 @@
-"""Candidates -> verification -> Verdict: the one place that decides what is a near-duplicate."""
+"""Candidates -> verification -> Verdict: the one place that decides what is a near-duplicate.
+
+A page is verified against every cluster its lookup keys reach, and against the pages its
+declaration links it to (the page it declares canonical, the pages declaring it canonical);
+it then joins every cluster it matches (verdict/clusters.py), so a cluster is the same set of
+pages whatever order they came in. Its verdict names the cluster's canonical by the rule of
+verdict/clusters.py, and the canonicals it displaced (`superseded`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -18,24 +25,22 @@ from neardup_pipeline.index.base import (
     SupportsPublish,
     candidates_many,
     cluster_of,
+    cluster_store,
     memberships,
     to_original_meta,
 )
+from neardup_pipeline.index.clusters import ClusterStore, Offer
 from neardup_pipeline.index.memory import MemoryIndex
+from neardup_pipeline.text.canonical import url_key
 from neardup_pipeline.verdict.batch import PrefetchedIndex, batchable, freeze
-from neardup_pipeline.verdict.declared import (
-    CANONICAL_META,
-    names_itself,
-    names_other,
-    promote,
-    takes_over,
-)
+from neardup_pipeline.verdict.clusters import Joined, join, offer_of, page_facts
+from neardup_pipeline.verdict.declared import CANONICAL_META, names_other
 from neardup_pipeline.verdict.pruning import beyond_reach, cluster_queues
-from neardup_pipeline.verdict.recrawl import ClusterMove, cluster_members, move_cluster
+from neardup_pipeline.verdict.recrawl import changed, doc_id_of, entry_facts, leave
 from neardup_pipeline.verdict.verdict import Verdict
 from neardup_pipeline.verdict.warmup_replay import WarmupReplay
 
-__all__ = ["ClusterMove", "Decided", "Deduplicator", "Verdict"]  # its results
+__all__ = ["Decided", "Deduplicator", "Verdict"]  # its results
 
 Decided = tuple[Fingerprint, Verdict, str | None]  # a page decided, not yet settled (`settle`)
 
@@ -48,6 +53,28 @@ class _Match:
     cluster: str
     method: str
     similarity: float
+
+
+@dataclass
+class _Found:
+    """What verification found for one page: its matches per cluster (by root name)."""
+
+    matches: dict[str, _Match] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    originals: dict[str, tuple[dict[str, float], str | None]] = field(default_factory=dict)
+    candidates: int = 0
+    verified: int = 0
+    previous: IndexEntry | None = None  # the page's own stored entry (a second visit)
+    named: list[IndexEntry] = field(default_factory=list)  # pages it declares, matched
+    named_by_member: bool = False  # a page declaring it canonical matched it
+
+    def add(self, match: _Match) -> None:
+        held = self.matches.get(match.cluster)
+        if held is None or match.similarity > held.similarity:
+            self.matches[match.cluster] = match
+
+    def best(self) -> _Match | None:
+        return max(self.matches.values(), key=lambda m: (m.similarity, m.doc_id), default=None)
 
 
 class Deduplicator:
@@ -64,6 +91,7 @@ class Deduplicator:
         self.index = index
         # An index made with other text rules, hashes or method parameters is refused here.
         index.ensure_params(self.fingerprinter.params())
+        self.clusters: ClusterStore = cluster_store(index)
         # doc id -> (stored signatures, decoded): see _decoded
         self._decode_cache: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._replays = [  # stream warm-up (rarewords): young profiles are redone once, at its end
@@ -71,11 +99,6 @@ class Deduplicator:
             for name, caps in self.fingerprinter.capabilities.items()
             if caps.warms_up is not None
         ]
-        # Re-crawl: the stored entry of the page last checked (fetched with its candidates) and
-        # the cluster move its changed content caused, if any (the pipeline mirrors it in pages).
-        self._previous: tuple[str, IndexEntry | None] | None = None
-        self.last_move: ClusterMove | None = None
-        self._heads: tuple[str, dict[str, IndexEntry]] = ("", {})  # see verdict_for
         # Whether the index publishes a write order, asked once per index object: a runtime
         # Protocol's isinstance reads every attribute it names, once a page otherwise.
         self._publishes: tuple[object, bool] = (None, False)
@@ -88,80 +111,77 @@ class Deduplicator:
         return self.verdict_for(fp), fp
 
     def verdict_for(self, fp: Fingerprint) -> Verdict:
+        """The content verdict, without joining or recording: the most similar match, if any."""
+        found = self._verify_candidates(fp, self._find_previous(fp))
+        best = found.best()
+        if best is None:
+            return Verdict(fp.doc_id, "ok", cluster=fp.doc_id, canonical=fp.doc_id,
+                           scores=found.scores, candidates=found.candidates,
+                           verified=found.verified)
+        held = self.clusters.canonicals([best.cluster]).get(best.cluster)
+        canonical = held[1] if held is not None else best.doc_id
+        if canonical == fp.doc_id:  # its own copies matched: it is their canonical
+            return Verdict(fp.doc_id, "ok", cluster=canonical, canonical=canonical,
+                           nearest=best.doc_id, scores=found.scores,
+                           candidates=found.candidates, verified=found.verified)
+        return self._duplicate(fp.doc_id, best, found, canonical, canonical)
+
+    def _find_previous(self, fp: Fingerprint) -> IndexEntry | None:
+        return self.index.get([fp.doc_id]).get(fp.doc_id)
+
+    def _verify_candidates(self, fp: Fingerprint, previous: IndexEntry | None) -> _Found:
         """Verify the candidates sharing a lookup key, one cluster at a time.
 
-        A cluster's members are verified in turn, its original first, up to the first that
-        matches: the page then belongs to that cluster, and the other members (in a long crawl,
-        tens of copies of one text) need no verification. In a cluster whose original does not
-        match, the other members are verified too, so a page that resembles any one member is
-        still found; only a member the triangle inequality puts out of reach is skipped
-        (`beyond_reach`). Of the matched clusters, the most similar match wins. `scores` are
-        the best similarity per method among the pairs verified.
+        A cluster's members are verified in turn, its root first, up to the first that matches:
+        the page then belongs to that cluster, and the other members (in a long crawl, tens of
+        copies of one text) need no verification. In a cluster whose root does not match, the
+        other members are verified too, so a page that resembles any one member is still found;
+        only a member the triangle inequality puts out of reach is skipped (`beyond_reach`).
+        A page seen before is verified against its own cluster too: what it matches there
+        says whether it still belongs. `scores` are the best similarity per method of the pairs
+        verified.
         """
         ids = self.index.candidates(fp.keys)
         ids.discard(fp.doc_id)  # a page is never its own duplicate
         belongs = memberships(self.index, ids)
-        queues = cluster_queues({i: m.cluster for i, m in belongs.items()}, fp.doc_id)
-        stored = self.index.get([*(members[0] for members in queues.values()), fp.doc_id])
-        self._previous = (fp.doc_id, stored.pop(fp.doc_id, None))  # its own entry: re-crawl
-        self._heads = (fp.doc_id, stored)  # clusters' originals, mostly: declarations read them
-        scores: dict[str, float] = {}
-        matches: dict[str, _Match] = {}
-        originals: dict[str, tuple[dict[str, float], str | None]] = {}  # page -> original
-        verified = 0
+        roots = self.clusters.roots({m.cluster for m in belongs.values()})
+        queues = cluster_queues({i: roots[m.cluster] for i, m in belongs.items()})
+        stored = self.index.get(members[0] for members in queues.values())
+        found = _Found(candidates=len(ids), previous=previous)
         for cluster, members in queues.items():
             entry = stored.get(members[0])
-            sims, match = self._verify(fp, entry, scores)
-            verified += bool(sims)
+            sims, match = self._verify(fp, entry, found.scores, cluster)
+            found.verified += bool(sims)
             if match is not None:
-                matches[cluster] = match
-            if entry is not None and members[0] == cluster and sims:
-                originals[cluster] = (sims, entry.meta.get("content_hash"))
+                found.add(match)
+            if entry is not None and sims and members[0] == cluster_of(entry) == cluster:
+                found.originals[cluster] = (sims, entry.meta.get("content_hash"))
         floors = {name: caps.floor_for(fp.signatures[name])
                   for name, caps in self.fingerprinter.capabilities.items()
                   if name in fp.signatures}
         unmatched = {
-            cluster: [m for m in members[1:] if cluster not in originals
-                      or not beyond_reach(*originals[cluster], belongs[m], floors)]
-            for cluster, members in queues.items() if cluster not in matches
+            cluster: [m for m in members[1:] if cluster not in found.originals
+                      or not beyond_reach(*found.originals[cluster], belongs[m], floors)]
+            for cluster, members in queues.items() if cluster not in found.matches
         }
         if any(unmatched.values()):
             stored = self.index.get(m for members in unmatched.values() for m in members)
             for cluster, members in unmatched.items():
                 for member in members:
-                    sims, match = self._verify(fp, stored.get(member), scores)
-                    verified += bool(sims)
+                    sims, match = self._verify(fp, stored.get(member), found.scores, cluster)
+                    found.verified += bool(sims)
                     if match is not None:
-                        matches[cluster] = match
+                        found.add(match)
                         break
-        if not matches:
-            return Verdict(fp.doc_id, "ok", cluster=fp.doc_id, scores=scores,
-                           candidates=len(ids), verified=verified)
-        cluster = max(matches, key=lambda c: matches[c].similarity)
-        best = matches[cluster]
-        to_original, original_hash = originals.get(cluster, ({}, None))
-        return Verdict(
-            fp.doc_id,
-            "ok",
-            duplicate_of=best.doc_id,
-            similarity=round(best.similarity, 6),
-            method=best.method,
-            cluster=best.cluster,
-            scores=scores,
-            candidates=len(ids),
-            verified=verified,
-            reason=f"{best.method} similarity {best.similarity:.3f} to {best.doc_id}",
-            to_original=to_original,
-            original_hash=original_hash,
-        )
+        return found
 
     def _verify(
-        self, fp: Fingerprint, entry: IndexEntry | None, scores: dict[str, float]
+        self, fp: Fingerprint, entry: IndexEntry | None, scores: dict[str, float], cluster: str
     ) -> tuple[dict[str, float], _Match | None]:
         """Each method's similarity of `fp` to `entry` (also kept as the best in `scores`), and
-        the most similar method calling it a near-duplicate, if any."""
-        if entry is None or cluster_of(entry) == fp.doc_id:
-            return {}, None  # gone since the lookup, or one of this page's own copies
+        the most similar method calling it a near-duplicate, if any, as a match in `cluster`."""
+        if entry is None or entry.doc_id == fp.doc_id:
+            return {}, None  # gone since the lookup, or the page itself
         cand_sigs = self._decoded(entry)
         sims: dict[str, float] = {}
         best: _Match | None = None
@@ -178,7 +198,7 @@ class Deduplicator:
                 if twins is None:
                     twins = self._template_twins(fp, cand_sigs)
                 if not twins:
-                    best = _Match(entry.doc_id, cluster_of(entry), name, sim)
+                    best = _Match(entry.doc_id, cluster, name, sim)
         return sims, best
 
     def _template_twins(self, fp: Fingerprint, cand_sigs: dict[str, Any]) -> bool:
@@ -204,12 +224,53 @@ class Deduplicator:
         self._decode_cache[entry.doc_id] = (entry.signatures, found)
         return found
 
-    def record(self, fp: Fingerprint, verdict: Verdict, url: str | None = None) -> None:
-        """Store a checked document so later pages are compared with it."""
+    def _declared_matches(self, fp: Fingerprint, url: str | None, found: _Found) -> None:
+        """Verify the pages a declaration links the page to, whatever the lookup keys found:
+        the page it declares canonical, and the pages that declared it canonical. A declaration
+        never makes different texts duplicates: only a match joins or names."""
+        if not url:
+            return
+        named = fp.canonical_url if names_other(url, fp.canonical_url) else None
+        declarers = self.clusters.declarers(url_key(url)) - {fp.doc_id}
+        wanted = [*declarers, *([named] if named else [])]
+        if not wanted:
+            return
+        stored = self.index.get(wanted)
+        roots = self.clusters.roots({cluster_of(e) for e in stored.values()})
+        for doc_id, entry in stored.items():
+            if doc_id == fp.doc_id:
+                continue
+            _, match = self._verify(fp, entry, found.scores, roots[cluster_of(entry)])
+            if match is None:
+                continue
+            found.verified += 1
+            found.add(match)
+            if doc_id == named:
+                found.named.append(entry)
+            if doc_id in declarers and names_other(entry.meta.get("url"),
+                                                    entry.meta.get(CANONICAL_META)):
+                found.named_by_member = True
+
+    def _duplicate(self, doc_id: str, best: _Match, found: _Found, cluster: str,
+                   canonical: str) -> Verdict:
+        to_original, original_hash = found.originals.get(best.cluster, ({}, None))
+        return Verdict(
+            doc_id, "ok", duplicate_of=canonical, similarity=round(best.similarity, 6),
+            method=best.method, cluster=cluster, canonical=canonical, nearest=best.doc_id,
+            scores=found.scores, candidates=found.candidates, verified=found.verified,
+            reason=f"{best.method} similarity {best.similarity:.3f} to {best.doc_id}",
+            to_original=to_original if best.doc_id == best.cluster else {},
+            original_hash=original_hash if best.doc_id == best.cluster else None,
+        )
+
+    def record(self, fp: Fingerprint, verdict: Verdict, url: str | None = None,
+               name: str | None = None) -> None:
+        """Store a checked document so later pages are compared with it, under its name in the
+        cluster store (its id, unless it left a cluster under another: `recrawl.leave`)."""
         if fp.status != "ok":
             return
         meta: dict[str, Any] = {
-            "cluster": verdict.cluster or fp.doc_id,
+            "cluster": name or fp.doc_id,
             "duplicate_of": verdict.duplicate_of,
             "similarity": verdict.similarity,
             "method": verdict.method,
@@ -224,6 +285,8 @@ class Deduplicator:
             meta["to_original"] = to_original_meta(verdict.to_original, verdict.original_hash)
         entry = IndexEntry(fp.doc_id, self.fingerprinter.encode(fp), fp.keys, meta)
         self.index.add(entry)
+        if url and fp.canonical_url and names_other(url, fp.canonical_url):
+            self.clusters.declare(fp.doc_id, url_key(fp.canonical_url))
         for replay in self._replays:
             replay.remember(entry, fp.signatures[replay.name])
 
@@ -247,7 +310,8 @@ class Deduplicator:
             self.index.add_document_frequencies(doc.doc_id, hashes.tolist())
 
     def process(self, doc: Document) -> Verdict:
-        """Check and, by policy, record: originals always, duplicates when index_duplicates."""
+        """Check, join and, by policy, record: originals always, duplicates when
+        index_duplicates."""
         return self.process_and_fingerprint(doc)[0]
 
     def process_and_fingerprint(self, doc: Document) -> tuple[Verdict, Fingerprint | None]:
@@ -255,108 +319,137 @@ class Deduplicator:
         fp = self.fingerprinter.fingerprint(doc, self.index)  # the index keeps DF (rarewords)
         return self.process_fingerprint(fp, doc.url), fp
 
-    def recrawl(self, fp: Fingerprint) -> ClusterMove | None:
-        """A cluster's original came back changed and matches none of its copies any more.
-
-        Rule: the member seen first becomes the cluster's original; every member is relabelled
-        to it (and one that named the old original as its match now names the new one), so no
-        copy points at content that no longer exists. The changed page is then checked like a
-        new one. Still matching one of its copies, or unchanged, it stays their original.
-        """
-        previous = self._previous  # fetched by verdict_for, along with the candidates
-        if previous is not None and previous[0] == fp.doc_id:
-            old = previous[1]
-        else:
-            old = self.index.get([fp.doc_id]).get(fp.doc_id)
-        if old is None or cluster_of(old) != fp.doc_id:
-            return None
-        old_hash = old.meta.get("content_hash")
-        if old_hash == fp.content_hash or (
-            old_hash is None and old.signatures == self.fingerprinter.encode(fp)
-        ):
-            return None
-        members = cluster_members(self.index, fp.doc_id, old)
-        if not members or self._matches_any(fp, members.values()):
-            return None
-        return move_cluster(self.index, fp.doc_id, members)
-
-    def _matches_any(self, fp: Fingerprint, entries: Iterable[IndexEntry]) -> bool:
-        """True when `fp` is a near-duplicate of one of `entries` under some method."""
-        for entry in entries:
-            sigs = self._decoded(entry)
-            for name, method in self.fingerprinter.methods.items():
-                if name in sigs and name in fp.signatures and method.is_duplicate(
-                    fp.signatures[name], sigs[name]
-                ):
-                    return True
-        return False
-
     def process_fingerprint(self, fp: Fingerprint, url: str | None = None) -> Verdict:
         """`process` for a fingerprint computed elsewhere (a child process; sweeps reuse them)."""
         return self.settle([(fp, self.decide(fp, url), url)])[0]
 
     def decide(self, fp: Fingerprint, url: str | None) -> Verdict:
-        """The verdict against what this process can see, recorded by policy; `last_move`
-        is the cluster move it caused. `settle` then makes it final (`process_fingerprint`
-        does both)."""
+        """The verdict against what this process can see, the clusters it matched joined and
+        the page recorded by policy. `settle` then makes it final (`process_fingerprint` does
+        both). Doc ids are URLs where pages declare canonicals, as in a crawl."""
+        name = fp.doc_id
         if fp.status != "ok":
-            self.last_move = None
             verdict = Verdict(fp.doc_id, "no_text", reason="no words to compare")
         else:
-            verdict = self.verdict_for(fp)
-            self.last_move = self.recrawl(fp)
-            if self.last_move is not None:  # its former copies moved away: check it again
-                verdict = self.verdict_for(fp)
-            else:
-                verdict = self.follow_declaration(fp, verdict, url)
-        self.apply(fp, verdict, url)
+            found = self._verify_candidates(fp, self._find_previous(fp))
+            self._declared_matches(fp, url, found)
+            verdict, name = self._join(fp, url, found)
+        self.apply(fp, verdict, url, name)
         return verdict
 
-    def follow_declaration(self, fp: Fingerprint, verdict: Verdict, url: str | None) -> Verdict:
-        """The content verdict, amended by the page's declared canonical (verdict/declared.py):
-        a duplicate of the stored page it names, or its cluster's new original (the cluster
-        moved to it: `last_move`). Doc ids are URLs here, as in a crawl."""
-        named = fp.canonical_url
-        if not url:
-            return verdict
-        if named is not None and names_other(url, named):
-            target = self.index.get([named]).get(named)
-            if target is None or target.doc_id == fp.doc_id or cluster_of(target) == fp.doc_id:
-                return replace(verdict, declared_canonical=False)
-            sims, match = self._verify(fp, target, dict(verdict.scores))
-            if match is None:  # a declaration never makes different texts duplicates
-                return replace(verdict, declared_canonical=False)
-            to_original, original_hash = (
-                (sims, target.meta.get("content_hash")) if cluster_of(target) == target.doc_id
-                else (verdict.to_original, verdict.original_hash)
-                if match.cluster == verdict.cluster else ({}, None)
+    def _join(self, fp: Fingerprint, url: str | None, found: _Found) -> tuple[Verdict, str]:
+        """Join the page with every cluster it matched; its verdict by the cluster's canonical."""
+        previous = found.previous
+        name, successor = fp.doc_id, None
+        if previous is not None:
+            if changed(previous, fp, self.fingerprinter) and not self._rejoins(previous, found):
+                name, successor = leave(self.clusters, self.index, previous, fp, self._demote)
+            else:
+                name = cluster_of(previous)
+        facts = page_facts(fp.doc_id, url, fp.canonical_url, time.time(), found.named_by_member)
+        offers: list[Offer] = [offer_of(facts, self._demote)]
+        offers += [offer_of(entry_facts(entry, named=True), self._demote)
+                   for entry in found.named]
+        joined = join(self.clusters, name, offers, found.matches, self._ranks_of)
+        declared = True if facts.named else facts.declares
+        verdict = self._verdict(fp.doc_id, found, joined)
+        return replace(verdict, declared_canonical=declared, successor=successor), name
+
+    def _ranks_of(self, names: Iterable[str],
+                  published: FingerprintIndex | None = None) -> dict[str, Offer]:
+        """The canonical offers of clusters of one page, from the page's stored entry (or the
+        one another process `published` and may not have sent yet)."""
+        ids = {name: doc_id_of(name) for name in names}
+        stored = published.get(set(ids.values())) if published is not None else {}
+        stored.update(self.index.get(set(ids.values()) - stored.keys()))
+        return {name: offer_of(entry_facts(stored[doc_id]), self._demote)
+                for name, doc_id in ids.items() if doc_id in stored}
+
+    def _rejoins(self, previous: IndexEntry, found: _Found) -> bool:
+        """Whether a changed page still matches a member of the cluster it was in."""
+        label = cluster_of(previous)
+        return self.clusters.roots([label])[label] in found.matches
+
+    @property
+    def _demote(self) -> tuple[str, ...]:
+        return self.config.verdict.canonical_demote
+
+    def _verdict(self, doc_id: str, found: _Found, joined: Joined) -> Verdict:
+        superseded = tuple(s for s in joined.superseded if s != doc_id)
+        best = found.best()
+        if joined.canonical == doc_id or best is None:
+            return Verdict(
+                doc_id, "ok", cluster=joined.canonical, canonical=joined.canonical,
+                nearest=best.doc_id if best else None,
+                similarity=round(best.similarity, 6) if best else None,
+                method=best.method if best else None, scores=found.scores,
+                candidates=found.candidates, verified=found.verified,
+                reason=(f"the canonical of its cluster; displaces {', '.join(superseded)}"
+                        if superseded else ""),
+                superseded=superseded,
             )
-            return replace(
-                verdict, declared_canonical=False, duplicate_of=match.doc_id,
-                similarity=round(match.similarity, 6), method=match.method, cluster=match.cluster,
-                reason=f"declares {match.doc_id} canonical; {match.method} similarity "
-                       f"{match.similarity:.3f}",
-                to_original=to_original, original_hash=original_hash,
-            )
-        if names_itself(url, named):
-            verdict = replace(verdict, declared_canonical=True)
-        if not verdict.is_duplicate or verdict.cluster is None:
-            return verdict
-        heads = self._heads[1] if self._heads[0] == fp.doc_id else {}
-        original = heads.get(verdict.cluster) or self.index.get([verdict.cluster]).get(
-            verdict.cluster)
-        if original is None or not takes_over(url, named, original):
-            return verdict
-        members = cluster_members(self.index, verdict.cluster, original)
-        members[original.doc_id] = original
-        self.last_move = promote(self.index, verdict, members)
-        return Verdict(
-            fp.doc_id, "ok", cluster=fp.doc_id, scores=verdict.scores,
-            candidates=verdict.candidates, verified=verdict.verified,
-            reason=f"declared canonical: takes over the cluster of {verdict.cluster} "
-                   f"({len(self.last_move.members)} pages)",
-            declared_canonical=True,
-        )
+        verdict = self._duplicate(doc_id, best, found, joined.canonical, joined.canonical)
+        return replace(verdict, superseded=superseded)
+
+    def as_clusters_stand(self, verdicts: Sequence[Verdict], chunk: int = 500) -> list[Verdict]:
+        """`verdicts` restated as the clusters stand now: each page's cluster, its canonical
+        and, for the other members, their similarity to it, measured between the two stored
+        entries (a fresh page against a stored one rounds differently). What a run that writes
+        its verdicts at the end reports: the same whatever order the pages came in."""
+        checked = [v for v in verdicts if v.status == "ok"]
+        roots = self.clusters.roots({v.doc_id for v in checked})
+        canonicals = self.clusters.canonicals(set(roots.values()))
+        final: dict[str, Verdict] = {}
+        for start in range(0, len(checked), chunk):
+            part = checked[start:start + chunk]
+            wanted = {v.doc_id: canonicals.get(roots[v.doc_id], ("", v.doc_id))[1] for v in part}
+            need = {i for v in part for i in (v.doc_id, wanted[v.doc_id])
+                    if wanted[v.doc_id] != v.doc_id}
+            stored = self.index.get(need) if need else {}
+            for verdict in part:
+                final[verdict.doc_id] = self._restated(verdict, wanted[verdict.doc_id], stored)
+        return [final.get(v.doc_id, v) if v.status == "ok" else v for v in verdicts]
+
+    def _restated(self, verdict: Verdict, canonical: str,
+                  stored: dict[str, IndexEntry]) -> Verdict:
+        if canonical == verdict.doc_id:
+            return replace(verdict, cluster=canonical, canonical=canonical, duplicate_of=None,
+                           similarity=None, method=None)
+        moved = replace(verdict, cluster=canonical, canonical=canonical, duplicate_of=canonical)
+        page, other = stored.get(verdict.doc_id), stored.get(canonical)
+        if page is None or other is None:
+            return replace(moved, similarity=None, method=None)
+        similarity, method = self._closest(self._decoded(page), self._decoded(other))
+        return replace(moved, similarity=similarity, method=method)
+
+    def _closest(self, a: dict[str, Any], b: dict[str, Any]) -> tuple[float | None, str | None]:
+        """The highest similarity of two pages' decoded signatures, and its method."""
+        best: tuple[float, str] | None = None
+        for name, caps in self.fingerprinter.capabilities.items():
+            if name in a and name in b:
+                sim, _ = caps.judge(a[name], b[name])
+                if best is None or sim > best[0]:
+                    best = (sim, name)
+        return (None, None) if best is None else (round(best[0], 6), best[1])
+
+    def _demote_stored(self, fp: Fingerprint, verdict: Verdict) -> None:
+        """Write the pages `verdict` displaced as canonical as the copies they now are, so the
+        index reads as the clusters stand (`neardup stats`, `report`)."""
+        if not verdict.superseded:
+            return
+        canonical = str(verdict.canonical)
+        stored = self.index.get([*verdict.superseded, canonical])
+        theirs = (fp.signatures if canonical == fp.doc_id
+                  else self._decoded(stored[canonical]) if canonical in stored else None)
+        for doc_id in verdict.superseded:
+            entry = stored.get(doc_id)
+            if entry is None or theirs is None:
+                continue
+            similarity, method = self._closest(self._decoded(entry), theirs)
+            meta = {**entry.meta, "duplicate_of": canonical, "similarity": similarity,
+                    "method": method}
+            meta.pop("to_original", None)
+            self.index.add(IndexEntry(doc_id, entry.signatures, entry.keys, meta))
 
     @property
     def batchable(self) -> bool:
@@ -407,10 +500,9 @@ class Deduplicator:
     def settle(self, decided: Sequence[Decided]) -> list[Verdict]:
         """Publish the pages just decided to a shared index's write order, then compare them
         with what other processes published before them, which the lookups may have missed
-        (written at the same moment, not yet searchable): such a match wins as in
-        `verdict_for`, the most similar one, and the page is recorded again. A page of this
-        batch that was its own cluster's original takes the batch's later pages of that
-        cluster along. The earlier writer never needs to change: it came first."""
+        (written at the same moment, not yet searchable): a page matching one of them joins its
+        cluster, as in `decide`. The earlier writer never needs to change: the join is in the
+        shared cluster store."""
         verdicts = [verdict for _, verdict, _ in decided]
         index = self.index
         if self._publishes[0] is not index:
@@ -423,47 +515,49 @@ class Deduplicator:
         others = MemoryIndex()
         for entry in earlier:
             others.add(entry)  # a later record of the same page replaces an earlier one
-        moved: dict[str, str] = {}  # a cluster of this batch -> the earlier cluster it joined
         settled: list[Verdict] = []
         for fp, verdict, url in decided:
             if verdict.status != "ok" or fp.status != "ok":
                 settled.append(verdict)
                 continue
-            new = verdict
-            if verdict.cluster in moved:
-                new = replace(new, cluster=moved[verdict.cluster])
-            scores = dict(new.scores)
-            best: tuple[_Match, dict[str, float], IndexEntry] | None = None
-            for entry in others.get(others.candidates(fp.keys) - {fp.doc_id}).values():
-                sims, match = self._verify(fp, entry, scores)
-                if match is not None and (best is None or match.similarity > best[0].similarity):
-                    best = (match, sims, entry)
-            if best is not None and (not new.is_duplicate or
-                                     best[0].similarity > (new.similarity or 0.0)):
-                match, sims, entry = best
-                if not verdict.is_duplicate:
-                    moved[fp.doc_id] = match.cluster
-                original = entry.doc_id == match.cluster
-                new = replace(
-                    new, duplicate_of=match.doc_id, similarity=round(match.similarity, 6),
-                    method=match.method, cluster=match.cluster, scores=scores,
-                    reason=f"{match.method} similarity {match.similarity:.3f} to "
-                           f"{match.doc_id} (written at the same time by another process)",
-                    to_original=sims if original else {},
-                    original_hash=entry.meta.get("content_hash") if original else None,
-                )
-            if new is not verdict and (not new.is_duplicate or
-                                       self.config.verdict.index_duplicates):
+            found = _Found(scores=dict(verdict.scores), candidates=verdict.candidates,
+                           verified=verdict.verified)
+            entries = others.get(others.candidates(fp.keys) - {fp.doc_id}).values()
+            roots = self.clusters.roots({cluster_of(e) for e in entries})
+            for entry in entries:
+                _, match = self._verify(fp, entry, found.scores, roots[cluster_of(entry)])
+                if match is not None:
+                    found.add(match)
+            if not found.matches:
+                settled.append(verdict)
+                continue
+            if verdict.nearest is not None and verdict.similarity is not None:
+                own = self.clusters.roots([fp.doc_id])[fp.doc_id]
+                found.add(_Match(verdict.nearest, own, str(verdict.method), verdict.similarity))
+            # it comes after them in the write order: seen after them, whatever the clocks say
+            seen = max([time.time(), *(float(e.meta.get("added") or 0.0) + 1e-6
+                                       for e in entries)])
+            offer = offer_of(page_facts(fp.doc_id, url, fp.canonical_url, seen), self._demote)
+            joined = join(self.clusters, fp.doc_id, [offer], found.matches,
+                          partial(self._ranks_of, published=others))
+            new = self._verdict(fp.doc_id, found, joined)
+            new = replace(new, reason=f"{new.reason} (written at the same time by another "
+                                      "process)".lstrip())
+            if not new.is_duplicate or self.config.verdict.index_duplicates:
                 self.record(fp, new, url)
             settled.append(new)
         return settled
 
-    def apply(self, fp: Fingerprint, verdict: Verdict, url: str | None) -> None:
+    def apply(self, fp: Fingerprint, verdict: Verdict, url: str | None,
+              name: str | None = None) -> None:
         """The record policy, in one place: count words, store by policy, replay warm-ups."""
         if verdict.status == "ok":
             self.count_words(fp)
         keep = not verdict.is_duplicate or self.config.verdict.index_duplicates
         if verdict.status == "ok" and keep:
-            self.record(fp, verdict, url)
+            self.record(fp, verdict, url, name)
+        if verdict.status == "ok":
+            self._demote_stored(fp, verdict)
         for replay in self._replays:
             replay.replay(self.index)
+

@@ -10,14 +10,13 @@ from neardup_pipeline.index.base import Membership
 _PRUNE_SLACK = 0.01  # stored bag weights are rounded to float16: bounds keep this margin
 
 
-def cluster_queues(clusters: dict[str, str], own_id: str) -> dict[str, list[str]]:
-    """Candidates grouped by cluster, in the order they are verified: clusters by id, each
-    with its original first, then its other members by id. The page's own cluster (its
-    copies, recorded when it was first seen) is left out."""
+def cluster_queues(clusters: dict[str, str]) -> dict[str, list[str]]:
+    """Candidates grouped by cluster, in the order they are verified: clusters by name, each
+    with the member the cluster is named after first (the one whose similarities most members
+    store), then its other members by id."""
     queues: dict[str, list[str]] = {}
     for doc_id, cluster in sorted(clusters.items()):
-        if cluster != own_id:
-            queues.setdefault(cluster, []).append(doc_id)
+        queues.setdefault(cluster, []).append(doc_id)
     for cluster, members in queues.items():
         if cluster in members:
             members.remove(cluster)

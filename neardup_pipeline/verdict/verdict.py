@@ -14,10 +14,10 @@ class Verdict:
 
     doc_id: str
     status: VerdictStatus
-    duplicate_of: str | None = None
-    similarity: float | None = None
+    duplicate_of: str | None = None  # the cluster's canonical, when it is another page
+    similarity: float | None = None  # of the best match (`nearest`), by `method`
     method: str | None = None
-    cluster: str | None = None  # id of the group's original (the document itself when new)
+    cluster: str | None = None  # names the cluster: the doc id of its canonical
     scores: dict[str, float] = field(default_factory=dict)  # best similarity per method
     candidates: int = 0
     verified: int = 0  # candidates compared signature by signature (verdict_for)
@@ -30,6 +30,11 @@ class Verdict:
     # itself or the original it replaced named it, False when it names another URL, None when
     # it says nothing
     declared_canonical: bool | None = None
+    canonical: str | None = None  # the cluster's canonical after this page (clusters.py's rule)
+    nearest: str | None = None  # the most similar page it matched
+    superseded: tuple[str, ...] = ()  # pages that were canonical of a cluster it joined, no more
+    # re-crawled changed, it left the cluster it was the canonical of: that cluster's canonical now
+    successor: str | None = None
 
     @property
     def is_duplicate(self) -> bool:

@@ -5,8 +5,9 @@ batching and spool. A better copy demotes the old canonical with partial updates
 ever deleted. Reads (`page_records`, `page_texts`, `pages_summary`) serve `neardup stats` and
 `neardup report`; `search.py` serves `neardup search`.
 
-A page declared canonical (`<link rel="canonical">`, og:url: verdict/declared.py) takes its
-cluster over in the fingerprint index; its `ClusterMove` (declared) makes it the canonical here.
+A page's verdict names its cluster, the cluster's canonical and the clusters it joined
+(verdict/clusters.py): the members of those clusters are pointed at the joined cluster, so a
+search that collapses on `cluster_id` shows one page per group.
 
 Cluster state: the canonical of each recently touched cluster is kept here (LRU), so read-after-
 write holds without a refresh per page; a miss asks the pages not yet sent, then Elasticsearch.
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
     from neardup_pipeline.index.elastic.store import ElasticIndex
-    from neardup_pipeline.verdict.deduplicator import ClusterMove, Verdict
+    from neardup_pipeline.verdict.verdict import Verdict
 
 CACHE_CLUSTERS = 100_000  # canonicals remembered; a miss costs one search
 _MEMBER_FIELDS = ["url", "doc_id", "cluster_id", "is_canonical", "duplicate_of", "text_length",
@@ -67,37 +68,53 @@ class PagesKeeper:
         self._canonicals: OrderedDict[str, Candidate] = OrderedDict()
 
     def record(
-        self, *, verdict: Verdict, url: str, title: str, text: str,
-        date: str | None = None, move: ClusterMove | None = None,
+        self, *, verdict: Verdict, url: str, title: str, text: str, date: str | None = None,
     ) -> Placement:
-        """Write the page with its cluster and canonical flag; fix the clusters it affects."""
+        """Write the page with its cluster and canonical flag; fix the clusters it affects:
+        the members of the clusters whose canonical it displaced (`verdict.superseded`) follow
+        the new canonical, the cluster it left re-elects."""
         doc_id = verdict.doc_id
         old = self._index.get_page(url)  # a re-crawl: its earlier record
         first_seen = _epoch(old.get("first_seen") or old.get("crawled_at")) if old else None
         me = Candidate(doc_id, url, len(text), date, first_seen or time.time(),
                        declared=verdict.declared_canonical)
-        if move is not None and move.declared:
-            self._take_over(move, me)
-        elif move is not None:
-            self._rehome(move)
         cluster = verdict.cluster or doc_id
-        if old is not None and old.get("is_canonical") and old.get("cluster_id") != cluster:
-            self._reelect(str(old.get("cluster_id")), leaving=doc_id)  # it left that cluster
-        incumbent = self._current(cluster) if verdict.is_duplicate or old is not None else None
+        if old is not None and old.get("is_canonical") and (
+                verdict.successor is not None or old.get("cluster_id") != cluster) \
+                and str(old.get("cluster_id")) not in verdict.superseded:
+            # it left that cluster: the rest follow the canonical the rule chose in its place
+            self._reelect(str(old.get("cluster_id")), leaving=doc_id, successor=verdict.successor)
+        moved = [m for name in verdict.superseded for m in self._members(name, exclude=doc_id)]
+        for name in verdict.superseded:
+            self._canonicals.pop(name, None)
         demoted: str | None = None
-        if incumbent is None or incumbent.doc_id == doc_id:
-            canonical = me
-        elif prefer(me, incumbent, self.policy):
-            canonical, demoted = me, incumbent.doc_id
-            self._demote(cluster, incumbent, me, verdict)
+        if self.policy == "first":  # the fingerprint index's rule (verdict/clusters.py)
+            canonical = me if verdict.canonical in (None, doc_id) else Candidate(
+                str(verdict.canonical))
+            if verdict.superseded:
+                demoted = verdict.superseded[0] if canonical is me else None
         else:
-            canonical = incumbent
+            incumbent = self._current(cluster) if verdict.is_duplicate or moved or old else None
+            if incumbent is None and moved:
+                incumbent = choose([_candidate(m) for m in moved], self.policy)
+            if incumbent is None or incumbent.doc_id == doc_id:
+                canonical = me
+            elif prefer(me, incumbent, self.policy):
+                canonical, demoted = me, incumbent.doc_id
+                moved += self._members(cluster, exclude=doc_id)
+            else:
+                canonical = incumbent
+        if moved:
+            self._point(moved, cluster, canonical)
+        if canonical is me:
+            self._rest_on(me, verdict, [s for s in moved if _doc_id(s) in
+                                        {*verdict.superseded, demoted}])
         is_canonical = canonical.doc_id == doc_id
         self._index.add_page({
             "url": url, "doc_id": doc_id, "title": title, "text": text,
             "cluster_id": cluster, "is_canonical": is_canonical,
             "duplicate_of": None if is_canonical else canonical.doc_id,
-            "nearest": verdict.duplicate_of, "similarity": verdict.similarity,
+            "nearest": verdict.nearest, "similarity": verdict.similarity,
             "method": verdict.method, "text_length": len(text), "published": date,
             "first_seen": _iso(me.seen), "declared_canonical": me.declared,
         })
@@ -106,47 +123,27 @@ class PagesKeeper:
 
     # ------------------------------------------------------------------ cluster changes
 
-    def _demote(self, cluster: str, incumbent: Candidate, me: Candidate, verdict: Verdict) -> None:
-        """A better copy arrived: every other member now names it; the old canonical too."""
-        for src in self._members(cluster, exclude=me.doc_id):
-            fields: dict[str, Any] = {"is_canonical": False, "duplicate_of": me.doc_id}
-            if _doc_id(src) == incumbent.doc_id:
-                # its membership rests on the newcomer's match now (the similarity is known only
-                # when the newcomer matched it directly)
-                direct = verdict.duplicate_of == incumbent.doc_id
-                fields.update(nearest=me.doc_id, method=verdict.method,
-                              similarity=verdict.similarity if direct else None)
-            self._index.update_page(str(src["url"]), fields)
+    def _rest_on(self, me: Candidate, verdict: Verdict, displaced: list[dict[str, Any]]) -> None:
+        """The canonicals `me` displaced are its copies now: their membership rests on its match
+        (its similarity known only when it matched them directly)."""
+        for src in displaced:
+            direct = verdict.nearest == _doc_id(src)
+            self._index.update_page(str(src["url"]), {
+                "nearest": me.doc_id, "method": verdict.method,
+                "similarity": verdict.similarity if direct else None})
 
-    def _reelect(self, cluster: str, *, leaving: str) -> None:
-        """The canonical left its cluster (re-crawl, changed): the rule picks among the rest."""
+    def _reelect(self, cluster: str, *, leaving: str, successor: str | None) -> None:
+        """The canonical left its cluster (re-crawl, changed): the rest are named for the
+        canonical the fingerprint index chose (`first`), or that the rule picks (`best`)."""
         members = self._members(cluster, exclude=leaving)
         self._canonicals.pop(cluster, None)
-        if members:
-            canonical = choose([_candidate(s) for s in members], self.policy)
-            self._point(members, cluster, canonical)
-
-    def _rehome(self, move: ClusterMove) -> None:
-        """The fingerprint index moved a changed original's copies under a new original."""
-        members = self._members(move.old_cluster, exclude=move.old_cluster)
-        self._canonicals.pop(move.old_cluster, None)
         if not members:
             return
         candidates = [_candidate(s) for s in members]
-        if self.policy == "first":
-            canonical = next((c for c in candidates if c.doc_id == move.new_cluster),
-                             choose(candidates, "first"))
-        else:
-            kept = [c for c, s in zip(candidates, members, strict=True) if s.get("is_canonical")]
-            canonical = kept[0] if kept else choose(candidates, "best")
-        self._point(members, move.new_cluster, canonical)
-
-    def _take_over(self, move: ClusterMove, me: Candidate) -> None:
-        """A page declared canonical took its cluster over: every member, the old canonical
-        too, now names it."""
-        members = self._members(move.old_cluster, exclude=me.doc_id)
-        self._canonicals.pop(move.old_cluster, None)
-        self._point(members, move.new_cluster, me)
+        canonical = choose(candidates, self.policy)
+        if self.policy == "first" and successor is not None:
+            canonical = next((c for c in candidates if c.doc_id == successor), canonical)
+        self._point(members, canonical.doc_id, canonical)
 
     def _point(self, members: list[dict[str, Any]], cluster: str, canonical: Candidate) -> None:
         """Update the members whose cluster, canonical flag or canonical differ."""

@@ -36,6 +36,7 @@ from neardup_pipeline.index.base import (
     params_mismatch,
 )
 from neardup_pipeline.index.elastic import bulk
+from neardup_pipeline.index.elastic.clusters import ElasticClusters
 from neardup_pipeline.index.elastic.connection import (
     RETRY_SECONDS,
     Connection,
@@ -103,6 +104,7 @@ class ElasticIndex(ClosesOnExit):
         self._closed = False
         self._reader = FingerprintReader(self._connection, fingerprint_index, max_candidates)
         self._df = DocumentFrequencies(self._connection, f"{fingerprint_index}-df")
+        self.clusters = ElasticClusters(self._connection, f"{fingerprint_index}-clusters")
         self._connection.probe()
         prepare_index(self._connection, IndexSpec("fingerprints", fingerprint_index,
                                                  "neardup-fingerprints"))

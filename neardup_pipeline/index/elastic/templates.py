@@ -60,6 +60,7 @@ def neardup_indices(fingerprint_index: str, pages_index: str | None) -> list[Ind
         IndexSpec("fingerprints", fingerprint_index, "neardup-fingerprints"),
         IndexSpec("df", f"{fingerprint_index}-df", "neardup-df"),
         IndexSpec("writelog", f"{fingerprint_index}-writelog", "neardup-writelog"),
+        IndexSpec("clusters", f"{fingerprint_index}-clusters", "neardup-clusters"),
     ]
     if pages_index:
         specs.append(IndexSpec("pages", pages_index, "neardup-pages"))
@@ -125,7 +126,7 @@ def own_index_flag(spec: IndexSpec) -> str:
     the fingerprint index)."""
     if spec.mapping == "pages":
         return f" --pages-index {spec.index}"
-    side = f"-{spec.mapping}" if spec.mapping in ("df", "writelog") else ""
+    side = f"-{spec.mapping}" if spec.mapping in ("df", "writelog", "clusters") else ""
     return f" --fingerprint-index {spec.index.removesuffix(side)}"
 
 

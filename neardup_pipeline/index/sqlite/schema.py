@@ -4,8 +4,9 @@
 and similarity to the cluster's original, so grouping candidates reads no signatures;
 `bands` and `doc_numbers` the lookup keys (sqlite/bands.py); `df`, `df_docs` and `df_count`
 document frequency (sqlite/df.py); `simhash_rows`, `simhash_dead` and `simhash_keyed` the
-simhash fingerprints behind the permuted tables (sqlite/simhash.py); `params` the fingerprint
-parameters and the band key hash.
+simhash fingerprints behind the permuted tables (sqlite/simhash.py); `cluster_links`,
+`cluster_canonicals` and `declarations` the cluster store (sqlite/clusters.py); `params` the
+fingerprint parameters and the band key hash.
 """
 
 from __future__ import annotations
@@ -44,6 +45,18 @@ CREATE TABLE IF NOT EXISTS simhash_rows (
     fp INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS simhash_dead (row INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS cluster_links (name TEXT PRIMARY KEY, parent TEXT NOT NULL)
+    WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS cluster_canonicals (
+    root TEXT PRIMARY KEY,
+    rank TEXT NOT NULL,
+    doc_id TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS declarations (
+    url TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    PRIMARY KEY (url, doc_id)
+) WITHOUT ROWID;
 """
 # Page cache per connection (SQLite's default is 2 MB): the key B-tree's inserts land at random
 # pages, and at 10,000 pages of a crawl a 2 MB cache sends half of them to the OS for a page.

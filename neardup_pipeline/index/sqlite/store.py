@@ -40,6 +40,7 @@ from neardup_pipeline.index.sqlite.bands import (
     write_bands,
 )
 from neardup_pipeline.index.sqlite.cache import RECENT_ENTRY_BYTES, RECENT_MEMBERSHIPS, Recent
+from neardup_pipeline.index.sqlite.clusters import SqliteClusters
 from neardup_pipeline.index.sqlite.schema import connect
 from neardup_pipeline.index.sqlite.simhash import SimhashRows
 
@@ -77,6 +78,7 @@ class SqliteIndex(ClosesOnExit):
         self._data_version = -1  # as of the last _refresh
         self._checked_in_write = False  # _refresh ran while holding the open write transaction
         self._closed = False
+        self.clusters = SqliteClusters(self._db, self._lock, self._count_write)
         row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
         if row is not None:
             with self._lock:
@@ -258,6 +260,10 @@ class SqliteIndex(ClosesOnExit):
             except BaseException:
                 self._checked_in_write = False
                 raise
+
+    def _count_write(self) -> None:
+        """A cluster store write (lock held): committed with the index's next batch."""
+        self._pending += 1
 
     def count(self) -> int:
         with self._lock:

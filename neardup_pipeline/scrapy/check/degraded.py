@@ -200,10 +200,7 @@ class DegradedMode:
                     page.doc_id, "ok", dedup.fingerprinter.decode(page.signatures), page.keys,
                     page.language, page.word_count, content_hash=page.content_hash,
                 )
-                verdict = dedup.verdict_for(fp)
-                dedup.count_words(fp)
-                if not verdict.is_duplicate or self.config.verdict.index_duplicates:
-                    dedup.record(fp, verdict, page.url)
+                verdict = dedup.decide(fp, page.url)
                 done.append(page.seq)
                 counts["replayed"] += 1
                 if verdict.is_duplicate:

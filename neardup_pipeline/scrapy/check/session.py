@@ -26,7 +26,7 @@ from neardup_pipeline.index.base import (
 from neardup_pipeline.methods.anchors.warmup import AnchorsWarmup, WarmupReport, open_deduplicator
 from neardup_pipeline.scrapy.check.base import Checked, Outcome, Page, outcome_of
 from neardup_pipeline.verdict.canonical import page_date
-from neardup_pipeline.verdict.deduplicator import ClusterMove, Decided, Deduplicator, Verdict
+from neardup_pipeline.verdict.deduplicator import Decided, Deduplicator, Verdict
 
 if TYPE_CHECKING:
     from neardup_pipeline.index.elastic.pages import PagesKeeper
@@ -112,8 +112,7 @@ class IndexSession:
             verdict, fp = dedup.process_and_fingerprint(doc)
         if isinstance(dedup, AnchorsWarmup) and dedup.ready:
             self.finish_warmup()
-        move = self.dedup.last_move if isinstance(self.dedup, Deduplicator) else None
-        return Checked(verdict, self._record_page(doc, verdict, fp, move))
+        return Checked(verdict, self._record_page(doc, verdict, fp))
 
     def check_many(self, pages: Sequence[Page]) -> list[Outcome]:
         """Each page's outcome, in order, checked in batches (`check_batch`)."""
@@ -145,12 +144,10 @@ class IndexSession:
         if stopped is not None and not fps:
             return [stopped]
         decided: list[Decided] = []
-        moves: list[ClusterMove | None] = []
         try:
             with dedup.prefetched(fps):
                 for (doc, _), fp in zip(pages, fps, strict=False):
                     decided.append((fp, dedup.decide(fp, doc.url), doc.url))
-                    moves.append(dedup.last_move)
         except Exception as exc:  # this page's error; the rest are checked again
             stopped = exc
         if len(decided) > 1:
@@ -162,19 +159,14 @@ class IndexSession:
         except Exception as exc:  # the batch's one write-log claim: every page's error
             outcomes = [exc] * len(decided)
         else:
-            for (doc, _), (fp, _, _), verdict, move in zip(pages, decided, verdicts, moves,
-                                                            strict=False):
-                outcomes.append(outcome_of(self._recorded, doc, verdict, fp, move))
+            for (doc, _), (fp, _, _), verdict in zip(pages, decided, verdicts, strict=False):
+                outcomes.append(outcome_of(self._recorded, doc, verdict, fp))
         return outcomes + ([stopped] if stopped is not None else [])
 
-    def _recorded(
-        self, doc: Document, verdict: Verdict, fp: Fingerprint, move: ClusterMove | None
-    ) -> Checked:
-        return Checked(verdict, self._record_page(doc, verdict, fp, move))
+    def _recorded(self, doc: Document, verdict: Verdict, fp: Fingerprint) -> Checked:
+        return Checked(verdict, self._record_page(doc, verdict, fp))
 
-    def _record_page(
-        self, doc: Document, verdict: Verdict, fp: Fingerprint | None, move: ClusterMove | None
-    ) -> bool:
+    def _record_page(self, doc: Document, verdict: Verdict, fp: Fingerprint | None) -> bool:
         """Record a checked page in the pages index; True when it became its cluster's
         canonical copy."""
         store = self._pages_store
@@ -187,7 +179,6 @@ class IndexSession:
             placement = self._pages.record(  # the text the fingerprint was made from
                 verdict=verdict, url=doc.url, title=fp.title, text=fp.text,
                 date=page_date(doc.html, doc.url) if best else None,
-                move=move,
             )
             if placement.promoted:  # a better copy: kept, its cluster's old canonical demoted
                 self.counts["canonical/promoted"] += 1
