@@ -136,17 +136,20 @@ def cluster(
     fingerprints: Sequence[Fingerprint] | None = None,
     fingerprinter: Fingerprinter | None = None,
 ) -> dict[str, str]:
-    """Documents in input order through a fresh in-memory index -> {id: cluster}."""
+    """Documents in input order through a fresh in-memory index -> {id: cluster}, the clusters
+    as they stand once every document is in."""
     dedup = Deduplicator(MemoryIndex(), config, fingerprinter)
-    clusters: dict[str, str] = {}
+    checked: list[str] = []
     for n, doc in enumerate(documents):
         if fingerprints is None:
             verdict = dedup.process(doc)
         else:
             fp = rekey(fingerprints[n], dedup.fingerprinter)
             verdict = dedup.process_fingerprint(fp, doc.url)
-        clusters[doc.doc_id] = verdict.cluster or doc.doc_id
-    return clusters
+        if verdict.status == "ok":
+            checked.append(doc.doc_id)
+    final = dedup.canonicals_of(checked)
+    return {doc.doc_id: final.get(doc.doc_id, doc.doc_id) for doc in documents}
 
 
 def _anchors_model(documents: Sequence[Document], config: NearDupConfig) -> AnchorModel | None:

@@ -397,18 +397,24 @@ class Deduplicator:
         entries (a fresh page against a stored one rounds differently). What a run that writes
         its verdicts at the end reports: the same whatever order the pages came in."""
         checked = [v for v in verdicts if v.status == "ok"]
-        roots = self.clusters.roots({v.doc_id for v in checked})
-        canonicals = self.clusters.canonicals(set(roots.values()))
+        canonical_of = self.canonicals_of(v.doc_id for v in checked)
         final: dict[str, Verdict] = {}
         for start in range(0, len(checked), chunk):
             part = checked[start:start + chunk]
-            wanted = {v.doc_id: canonicals.get(roots[v.doc_id], ("", v.doc_id))[1] for v in part}
+            wanted = {v.doc_id: canonical_of[v.doc_id] for v in part}
             need = {i for v in part for i in (v.doc_id, wanted[v.doc_id])
                     if wanted[v.doc_id] != v.doc_id}
             stored = self.index.get(need) if need else {}
             for verdict in part:
                 final[verdict.doc_id] = self._restated(verdict, wanted[verdict.doc_id], stored)
         return [final.get(v.doc_id, v) if v.status == "ok" else v for v in verdicts]
+
+    def canonicals_of(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """The canonical of each recorded page's cluster as it stands (what names it)."""
+        roots = self.clusters.roots(doc_ids)
+        held = self.clusters.canonicals(set(roots.values()))
+        return {doc_id: held[root][1] if root in held else doc_id_of(root)
+                for doc_id, root in roots.items()}
 
     def _restated(self, verdict: Verdict, canonical: str,
                   stored: dict[str, IndexEntry]) -> Verdict:
