@@ -383,7 +383,7 @@ def drop_index(url: str, index: str) -> None:
 
     with Elasticsearch(url, request_timeout=60) as client:
         client.options(ignore_status=404).indices.delete(
-            index=f"{index},{index}-writelog,{index}-df", allow_no_indices=True)
+            index=f"{index},{index}-writelog,{index}-df,{index}-clusters", allow_no_indices=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,7 +12,7 @@ pages come from (cache: 106 labelled pages, eval: 300, all: both), so a rule tun
 be checked on the other.
 
 Every document goes through Deduplicator (memory index) with the default configuration, then
-with each --content. A document joins its verdict's original and cluster (transitively).
+with each --content; the clusters are those the index holds once every document is in.
 Printed per configuration:
 - copies recall: share of the (original, copy) pairs inside one predicted cluster;
 - false pairs: predicted pairs not inside one gold group, and of them those between documents
@@ -92,27 +92,17 @@ def clusters(config: NearDupConfig, docs: Sequence[SetDoc]) -> tuple[set[Pair], 
     for doc in docs[:WARMUP_DOCS]:
         warm.process(Document(doc.doc_id, html=doc.html, url=doc.url))
     dedup = Deduplicator(MemoryIndex(), config)
-    key_of = {doc.doc_id: key for key, doc in enumerate(docs)}
-    parent = list(range(len(docs)))
-
-    def root(key: int) -> int:
-        while parent[key] != key:
-            parent[key] = parent[parent[key]]
-            key = parent[key]
-        return key
-
     start = time.perf_counter()
-    for key, doc in enumerate(docs):
-        verdict = dedup.process(Document(doc.doc_id, html=doc.html, url=doc.url))
-        # A cluster can move to a later page (a declared canonical): joining both the
-        # verdict's original and its cluster keeps the earlier members with it.
-        for other in (verdict.duplicate_of, verdict.cluster):
-            if other is not None and other in key_of:
-                parent[root(key)] = root(key_of[other])
+    for doc in docs:
+        dedup.process(Document(doc.doc_id, html=doc.html, url=doc.url))
+    # the clusters as they stand once every page is in: a later page may join two of them
+    final = dedup.canonicals_of(doc.doc_id for doc in docs)
     seconds = time.perf_counter() - start
+    key_of = {doc.doc_id: key for key, doc in enumerate(docs)}
     members: dict[int, list[int]] = defaultdict(list)
-    for key in range(len(docs)):
-        members[root(key)].append(key)
+    for key, doc in enumerate(docs):
+        canonical = final.get(doc.doc_id, doc.doc_id)
+        members[key_of.get(canonical, key)].append(key)
     return pairs_of(members.values()), seconds
 
 

@@ -254,6 +254,11 @@ class Peer:
     def text(self, html: bytes) -> str:
         return bs4_text(html)
 
+    def final_clusters(self) -> dict[int, int] | None:
+        """Each page's cluster as it stands at the end, for a stack whose clusters join after
+        a page's own answer (neardup's); None: the answers are final."""
+        return None
+
     def lookup_add(self, key: int, text: str) -> int | None:
         """Earliest-added verified near-duplicate of `text` (or None); then index it as `key`."""
         raise NotImplementedError
@@ -277,6 +282,11 @@ class DatasketchPeer(Peer):
 
         self.lsh = MinHashLSH(threshold=0.8, num_perm=128)
         self.sketches: dict[int, Any] = {}
+
+    def final_clusters(self) -> dict[int, int] | None:
+        """Each page's cluster as it stands at the end, for a stack whose clusters join after
+        a page's own answer (neardup's); None: the answers are final."""
+        return None
 
     def lookup_add(self, key: int, text: str) -> int | None:
         from datasketch import MinHash
@@ -313,6 +323,11 @@ class SimhashPeer(Peer):
 
         return Simhash(text)
 
+    def final_clusters(self) -> dict[int, int] | None:
+        """Each page's cluster as it stands at the end, for a stack whose clusters join after
+        a page's own answer (neardup's); None: the answers are final."""
+        return None
+
     def lookup_add(self, key: int, text: str) -> int | None:
         value = self.value(text)
         found = [int(k) for k in self.index.get_near_dups(value)]
@@ -345,6 +360,11 @@ class RensaPeer(Peer):
 
         self.lsh = RMinHashLSH(threshold=0.8, num_perm=128, num_bands=16)
         self.sketches: dict[int, Any] = {}
+
+    def final_clusters(self) -> dict[int, int] | None:
+        """Each page's cluster as it stands at the end, for a stack whose clusters join after
+        a page's own answer (neardup's); None: the answers are final."""
+        return None
 
     def lookup_add(self, key: int, text: str) -> int | None:
         from rensa import RMinHash
@@ -390,6 +410,7 @@ class NeardupPeer(Peer):
         from neardup_pipeline.index import MemoryIndex
 
         self.dedup = Deduplicator(MemoryIndex(), self.config())
+        self.checked: list[str] = []
         fingerprinter = self.dedup.fingerprinter
         extract = fingerprinter.extract
 
@@ -409,7 +430,13 @@ class NeardupPeer(Peer):
         extract.NATIVE_WALK = self.native_walk
         extract.LIBXML2_EVENTS = self.events
         verdict = self.dedup.process(Document(str(key), html=html, url=url))
+        if verdict.status == "ok":
+            self.checked.append(str(key))
         return int(verdict.duplicate_of) if verdict.duplicate_of is not None else None
+
+    def final_clusters(self) -> dict[int, int]:
+        return {int(doc): int(canonical)
+                for doc, canonical in self.dedup.canonicals_of(self.checked).items()}
 
 
 def all_peers() -> list[Callable[[], Peer]]:
@@ -470,6 +497,7 @@ def run_peer(peer: Peer, corpus: Corpus) -> RunResult:
     for key, page in enumerate(corpus.pages):
         dup = peer.process(key, page.html, page.url)
         cluster[key] = key if dup is None else cluster.get(dup, dup)
+    cluster.update(peer.final_clusters() or {})
     seconds = time.perf_counter() - start
     peak = _status_kb("VmHWM") - baseline
     members: dict[int, list[int]] = defaultdict(list)

@@ -1,9 +1,12 @@
 """Unique neardup index names for one test, and their deletion afterwards with the side indices
-the store makes beside the fingerprint index (rarewords' -df, the write log's -writelog)."""
+the store makes beside the fingerprint index (rarewords' -df, the write log's -writelog, the
+cluster store's -clusters)."""
 
 from __future__ import annotations
 
 import uuid
+
+SIDE_INDICES = ("df", "writelog", "clusters")
 
 
 def unique_index_names(tag: str) -> dict[str, str]:
@@ -21,7 +24,7 @@ def delete_indices(url: str, names: dict[str, str]) -> None:
     client = compat.client(url, request_timeout=30)
     try:
         fingerprints = names["fingerprint_index"]
-        for name in (*names.values(), f"{fingerprints}-df", f"{fingerprints}-writelog"):
+        for name in (*names.values(), *(f"{fingerprints}-{side}" for side in SIDE_INDICES)):
             client.options(ignore_status=404).indices.delete(index=name)
     finally:
         client.close()

@@ -70,7 +70,7 @@ def fresh_names(tmp_path: Path, es_url: str) -> Iterator[dict[str, Any]]:
     with Elasticsearch(es_url, request_timeout=30) as client:
         index = extra["NEARDUP_FINGERPRINT_INDEX"]
         client.options(ignore_status=404).indices.delete(
-            index=f"{index},{index}-writelog,{index}-df", allow_no_indices=True)
+            index=f"{index},{index}-writelog,{index}-df,{index}-clusters", allow_no_indices=True)
 
 
 @pytest.fixture

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing
 import random
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +20,7 @@ from neardup_pipeline.cli.main import main
 from neardup_pipeline.index import open_index
 from neardup_pipeline.verdict.verdict import Verdict
 from tests.corpora import postgresql_pages
+from tests.es_indices import delete_indices, unique_index_names
 
 ORDERS = 5
 ARTICLE = "https://www.postgresql.org/docs/15/{}"
@@ -56,8 +59,9 @@ def partition(verdicts: Iterable[Verdict]) -> set[frozenset[str]]:
     return {frozenset(members) for members in clusters.values()}
 
 
-def run(docs: list[Document], backend: str) -> list[Verdict]:
-    config = NearDupConfig(backend=backend)
+def run(docs: list[Document], backend: str, names: dict[str, str] | None = None
+        ) -> list[Verdict]:
+    config = NearDupConfig(backend=backend).replace(**(names or {}))
     index = open_index(backend, config)
     try:
         dedup = Deduplicator(index, config)
@@ -67,15 +71,24 @@ def run(docs: list[Document], backend: str) -> list[Verdict]:
         index.close()
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
-def test_every_order_gives_one_partition_and_one_canonical(backend: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "elasticsearch"])
+def test_every_order_gives_one_partition_and_one_canonical(backend: str, tmp_path: Path,
+                                                           request: pytest.FixtureRequest) -> None:
     docs = documents()
     rng = random.Random(43)
     seen: list[tuple[set[frozenset[str]], dict[str, str | None]]] = []
     for order in range(ORDERS):
         shuffled = rng.sample(docs, len(docs))
-        spec = backend if backend == "memory" else f"sqlite:{tmp_path / f'{order}.sqlite'}"
-        verdicts = run(shuffled, spec)
+        if backend == "elasticsearch":
+            es_url = request.getfixturevalue("es_url")
+            names = unique_index_names("orders")
+            try:
+                verdicts = run(shuffled, es_url, names)
+            finally:
+                delete_indices(es_url, names)
+        else:
+            spec = backend if backend == "memory" else f"sqlite:{tmp_path / f'{order}.sqlite'}"
+            verdicts = run(shuffled, spec)
         seen.append((partition(verdicts), {v.doc_id: v.canonical for v in verdicts}))
     assert all(found == seen[0] for found in seen[1:])
     clusters, canonicals = seen[0]
@@ -135,3 +148,50 @@ def test_dedup_writes_the_final_clusters(tmp_path: Path) -> None:
         outputs.append({line["id"]: (line["cluster"], line["duplicate_of"], line["similarity"])
                         for line in lines})
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+def _writer(es_url: str, names: dict[str, str], docs: list[Document], barrier: Any) -> None:
+    """One crawler process: its share of the pages, in its own order, on the shared index."""
+    config = NearDupConfig(backend=es_url).replace(**names)
+    index = open_index(es_url, config)
+    try:
+        dedup = Deduplicator(index, config)
+        barrier.wait()
+        for start in range(0, len(docs), 5):
+            dedup.process_batch(docs[start:start + 5])
+    finally:
+        index.close()
+
+
+def test_four_crawler_processes_on_one_index_give_the_partition_of_one(es_url: str) -> None:
+    """The pages shared out among 4 processes checking at once on one Elasticsearch index: the
+    clusters the index holds at the end are those of one process reading them in order."""
+    docs = documents(groups=24)
+    expected = partition(run(docs, "memory"))
+    shuffled = random.Random(44).sample(docs, len(docs))
+    names = unique_index_names("four")
+    context = multiprocessing.get_context("fork")
+    barrier = context.Barrier(4)
+    workers = [context.Process(target=_writer, args=(es_url, names, shuffled[n::4], barrier))
+               for n in range(4)]
+    try:
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=300)
+            assert worker.exitcode == 0
+        config = NearDupConfig(backend=es_url).replace(**names)
+        index = open_index(es_url, config)
+        try:
+            final = Deduplicator(index, config).canonicals_of(d.doc_id for d in docs)
+        finally:
+            index.close()
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()
+        delete_indices(es_url, names)
+    clusters: dict[str, set[str]] = defaultdict(set)
+    for doc_id, canonical in final.items():
+        clusters[canonical].add(doc_id)
+    assert {frozenset(m) for m in clusters.values()} == expected

@@ -29,6 +29,7 @@ from neardup_pipeline.index import open_index
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 from tests.crawl_harness import serve_pages
 from tests.documents import random_vocabulary
+from tests.es_indices import SIDE_INDICES
 
 PAIRS = 40
 PAGE_DELAY = 0.03  # seconds per response: both crawls last long enough to overlap
@@ -126,5 +127,7 @@ def test_two_crawler_processes_share_one_index(
         assert caught == PAIRS, gaps
     finally:
         client = Elasticsearch(es_url, request_timeout=30)
-        client.options(ignore_status=404).indices.delete(index=index)
+        client.options(ignore_status=404).indices.delete(
+            index=",".join([index, *(f"{index}-{side}" for side in SIDE_INDICES)]),
+            allow_no_indices=True)
         client.close()
