@@ -8,10 +8,10 @@ verdict/clusters.py, and the canonicals it displaced (`superseded`)."""
 
 from __future__ import annotations
 
+import copy
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, cast
 
@@ -33,7 +33,15 @@ from neardup_pipeline.index.clusters import ClusterStore, Offer
 from neardup_pipeline.index.memory import MemoryIndex
 from neardup_pipeline.text.canonical import url_key
 from neardup_pipeline.verdict.batch import PrefetchedIndex, batchable, freeze
-from neardup_pipeline.verdict.clusters import Joined, join, offer_of, page_facts
+from neardup_pipeline.verdict.clusters import join, offer_of, page_facts
+from neardup_pipeline.verdict.decision import (
+    Found,
+    Match,
+    closest,
+    compare,
+    duplicate_verdict,
+    joined_verdict,
+)
 from neardup_pipeline.verdict.declared import CANONICAL_META, names_other
 from neardup_pipeline.verdict.pruning import beyond_reach, cluster_queues
 from neardup_pipeline.verdict.recrawl import changed, doc_id_of, entry_facts, leave
@@ -45,36 +53,6 @@ __all__ = ["Decided", "Deduplicator", "Verdict"]  # its results
 Decided = tuple[Fingerprint, Verdict, str | None]  # a page decided, not yet settled (`settle`)
 
 _DECODE_CACHE_SIZE = 2_000  # bounds memory: a 4,096-word bag decodes to ~50 KB
-
-
-@dataclass(frozen=True)
-class _Match:
-    doc_id: str
-    cluster: str
-    method: str
-    similarity: float
-
-
-@dataclass
-class _Found:
-    """What verification found for one page: its matches per cluster (by root name)."""
-
-    matches: dict[str, _Match] = field(default_factory=dict)
-    scores: dict[str, float] = field(default_factory=dict)
-    originals: dict[str, tuple[dict[str, float], str | None]] = field(default_factory=dict)
-    candidates: int = 0
-    verified: int = 0
-    previous: IndexEntry | None = None  # the page's own stored entry (a second visit)
-    named: list[IndexEntry] = field(default_factory=list)  # pages it declares, matched
-    named_by_member: bool = False  # a page declaring it canonical matched it
-
-    def add(self, match: _Match) -> None:
-        held = self.matches.get(match.cluster)
-        if held is None or match.similarity > held.similarity:
-            self.matches[match.cluster] = match
-
-    def best(self) -> _Match | None:
-        return max(self.matches.values(), key=lambda m: (m.similarity, m.doc_id), default=None)
 
 
 class Deduplicator:
@@ -124,12 +102,12 @@ class Deduplicator:
             return Verdict(fp.doc_id, "ok", cluster=canonical, canonical=canonical,
                            nearest=best.doc_id, scores=found.scores,
                            candidates=found.candidates, verified=found.verified)
-        return self._duplicate(fp.doc_id, best, found, canonical, canonical)
+        return duplicate_verdict(fp.doc_id, best, found, canonical)
 
     def _find_previous(self, fp: Fingerprint) -> IndexEntry | None:
         return self.index.get([fp.doc_id]).get(fp.doc_id)
 
-    def _verify_candidates(self, fp: Fingerprint, previous: IndexEntry | None) -> _Found:
+    def _verify_candidates(self, fp: Fingerprint, previous: IndexEntry | None) -> Found:
         """Verify the candidates sharing a lookup key, one cluster at a time.
 
         A cluster's members are verified in turn, its root first, up to the first that matches:
@@ -147,7 +125,7 @@ class Deduplicator:
         roots = self.clusters.roots({m.cluster for m in belongs.values()})
         queues = cluster_queues({i: roots[m.cluster] for i, m in belongs.items()})
         stored = self.index.get(members[0] for members in queues.values())
-        found = _Found(candidates=len(ids), previous=previous)
+        found = Found(candidates=len(ids), previous=previous)
         for cluster, members in queues.items():
             entry = stored.get(members[0])
             sims, match = self._verify(fp, entry, found.scores, cluster)
@@ -177,38 +155,16 @@ class Deduplicator:
 
     def _verify(
         self, fp: Fingerprint, entry: IndexEntry | None, scores: dict[str, float], cluster: str
-    ) -> tuple[dict[str, float], _Match | None]:
+    ) -> tuple[dict[str, float], Match | None]:
         """Each method's similarity of `fp` to `entry` (also kept as the best in `scores`), and
         the most similar method calling it a near-duplicate, if any, as a match in `cluster`."""
         if entry is None or entry.doc_id == fp.doc_id:
             return {}, None  # gone since the lookup, or the page itself
-        cand_sigs = self._decoded(entry)
-        sims: dict[str, float] = {}
-        best: _Match | None = None
-        twins: bool | None = None  # asked once, and only of a pair some method matches
-        for name, caps in self.fingerprinter.capabilities.items():
-            if name not in cand_sigs or name not in fp.signatures:
-                continue
-            sim, duplicate = caps.judge(fp.signatures[name], cand_sigs[name])
-            sims[name] = sim
+        sims, best = compare(self.fingerprinter.capabilities, fp.signatures,
+                             self._decoded(entry))
+        for name, sim in sims.items():
             scores[name] = max(scores.get(name, 0.0), sim)
-            if caps.warms_up is not None and caps.warms_up.warming_up(fp.signatures[name]):
-                continue  # DF too young to decide on
-            if duplicate and (best is None or sim > best.similarity):
-                if twins is None:
-                    twins = self._template_twins(fp, cand_sigs)
-                if not twins:
-                    best = _Match(entry.doc_id, cluster, name, sim)
-        return sims, best
-
-    def _template_twins(self, fp: Fingerprint, cand_sigs: dict[str, Any]) -> bool:
-        """Whether a method that can tell (the bag: subject.py) finds the two pages to be template
-        twins: distinct pages, whatever any method's similarity."""
-        for name, caps in self.fingerprinter.capabilities.items():
-            if caps.finds_twins is not None and name in cand_sigs and name in fp.signatures \
-                    and caps.finds_twins.twins(fp.signatures[name], cand_sigs[name]):
-                return True
-        return False
+        return sims, None if best is None else Match(entry.doc_id, cluster, *best)
 
     def _decoded(self, entry: IndexEntry) -> dict[str, Any]:
         """A stored entry's signatures, decoded once: the same originals are candidates again and
@@ -224,7 +180,7 @@ class Deduplicator:
         self._decode_cache[entry.doc_id] = (entry.signatures, found)
         return found
 
-    def _declared_matches(self, fp: Fingerprint, url: str | None, found: _Found) -> None:
+    def _declared_matches(self, fp: Fingerprint, url: str | None, found: Found) -> None:
         """Verify the pages a declaration links the page to, whatever the lookup keys found:
         the page it declares canonical, and the pages that declared it canonical. A declaration
         never makes different texts duplicates: only a match joins or names."""
@@ -250,18 +206,6 @@ class Deduplicator:
             if doc_id in declarers and names_other(entry.meta.get("url"),
                                                     entry.meta.get(CANONICAL_META)):
                 found.named_by_member = True
-
-    def _duplicate(self, doc_id: str, best: _Match, found: _Found, cluster: str,
-                   canonical: str) -> Verdict:
-        to_original, original_hash = found.originals.get(best.cluster, ({}, None))
-        return Verdict(
-            doc_id, "ok", duplicate_of=canonical, similarity=round(best.similarity, 6),
-            method=best.method, cluster=cluster, canonical=canonical, nearest=best.doc_id,
-            scores=found.scores, candidates=found.candidates, verified=found.verified,
-            reason=f"{best.method} similarity {best.similarity:.3f} to {best.doc_id}",
-            to_original=to_original if best.doc_id == best.cluster else {},
-            original_hash=original_hash if best.doc_id == best.cluster else None,
-        )
 
     def record(self, fp: Fingerprint, verdict: Verdict, url: str | None = None,
                name: str | None = None) -> None:
@@ -337,7 +281,7 @@ class Deduplicator:
         self.apply(fp, verdict, url, name)
         return verdict
 
-    def _join(self, fp: Fingerprint, url: str | None, found: _Found) -> tuple[Verdict, str]:
+    def _join(self, fp: Fingerprint, url: str | None, found: Found) -> tuple[Verdict, str]:
         """Join the page with every cluster it matched; its verdict by the cluster's canonical."""
         previous = found.previous
         name, successor = fp.doc_id, None
@@ -352,7 +296,7 @@ class Deduplicator:
                    for entry in found.named]
         joined = join(self.clusters, name, offers, found.matches, self._ranks_of)
         declared = True if facts.named else facts.declares
-        verdict = self._verdict(fp.doc_id, found, joined)
+        verdict = joined_verdict(fp.doc_id, found, joined)
         return replace(verdict, declared_canonical=declared, successor=successor), name
 
     def _ranks_of(self, names: Iterable[str],
@@ -365,7 +309,7 @@ class Deduplicator:
         return {name: offer_of(entry_facts(stored[doc_id]), self._demote)
                 for name, doc_id in ids.items() if doc_id in stored}
 
-    def _rejoins(self, previous: IndexEntry, found: _Found) -> bool:
+    def _rejoins(self, previous: IndexEntry, found: Found) -> bool:
         """Whether a changed page still matches a member of the cluster it was in."""
         label = cluster_of(previous)
         return self.clusters.roots([label])[label] in found.matches
@@ -373,23 +317,6 @@ class Deduplicator:
     @property
     def _demote(self) -> tuple[str, ...]:
         return self.config.verdict.canonical_demote
-
-    def _verdict(self, doc_id: str, found: _Found, joined: Joined) -> Verdict:
-        superseded = tuple(s for s in joined.superseded if s != doc_id)
-        best = found.best()
-        if joined.canonical == doc_id or best is None:
-            return Verdict(
-                doc_id, "ok", cluster=joined.canonical, canonical=joined.canonical,
-                nearest=best.doc_id if best else None,
-                similarity=round(best.similarity, 6) if best else None,
-                method=best.method if best else None, scores=found.scores,
-                candidates=found.candidates, verified=found.verified,
-                reason=(f"the canonical of its cluster; displaces {', '.join(superseded)}"
-                        if superseded else ""),
-                superseded=superseded,
-            )
-        verdict = self._duplicate(doc_id, best, found, joined.canonical, joined.canonical)
-        return replace(verdict, superseded=superseded)
 
     def as_clusters_stand(self, verdicts: Sequence[Verdict], chunk: int = 500) -> list[Verdict]:
         """`verdicts` restated as the clusters stand now: each page's cluster, its canonical
@@ -425,18 +352,9 @@ class Deduplicator:
         page, other = stored.get(verdict.doc_id), stored.get(canonical)
         if page is None or other is None:
             return replace(moved, similarity=None, method=None)
-        similarity, method = self._closest(self._decoded(page), self._decoded(other))
+        similarity, method = closest(self.fingerprinter.capabilities, self._decoded(page),
+                                     self._decoded(other))
         return replace(moved, similarity=similarity, method=method)
-
-    def _closest(self, a: dict[str, Any], b: dict[str, Any]) -> tuple[float | None, str | None]:
-        """The highest similarity of two pages' decoded signatures, and its method."""
-        best: tuple[float, str] | None = None
-        for name, caps in self.fingerprinter.capabilities.items():
-            if name in a and name in b:
-                sim, _ = caps.judge(a[name], b[name])
-                if best is None or sim > best[0]:
-                    best = (sim, name)
-        return (None, None) if best is None else (round(best[0], 6), best[1])
 
     def _demote_stored(self, fp: Fingerprint, verdict: Verdict) -> None:
         """Write the pages `verdict` displaced as canonical as the copies they now are, so the
@@ -451,7 +369,8 @@ class Deduplicator:
             entry = stored.get(doc_id)
             if entry is None or theirs is None:
                 continue
-            similarity, method = self._closest(self._decoded(entry), theirs)
+            similarity, method = closest(self.fingerprinter.capabilities,
+                                         self._decoded(entry), theirs)
             meta = {**entry.meta, "duplicate_of": canonical, "similarity": similarity,
                     "method": method}
             meta.pop("to_original", None)
@@ -478,30 +397,27 @@ class Deduplicator:
             list(fingerprints) if fingerprints is not None
             else [self.fingerprinter.fingerprint(doc, self.index) for doc in docs]
         )
-        with self.prefetched(fps):
-            decided = [(fp, self.decide(fp, doc.url), doc.url)
-                       for doc, fp in zip(docs, fps, strict=True)]
+        view = self.prefetched(fps)
+        decided = [(fp, view.decide(fp, doc.url), doc.url)
+                   for doc, fp in zip(docs, fps, strict=True)]
         return self.settle(decided)
 
-    @contextmanager
-    def prefetched(self, fps: Sequence[Fingerprint]) -> Iterator[None]:
-        """Inside, the candidates of every page of `fps` come from one lookup made now (one
-        round trip: msearch on Elasticsearch) and the stored entries of all of them from one
-        more; `decide` each page in order, then `settle` them. The verdicts are the one-by-one
-        verdicts: a page recorded earlier in the batch is a candidate for the later ones
-        (batch.py). For `batchable` methods only; not thread-safe."""
+    def prefetched(self, fps: Sequence[Fingerprint]) -> Deduplicator:
+        """A view of this deduplicator whose candidates for every page of `fps` come from one
+        lookup made now (one round trip: msearch on Elasticsearch) and the stored entries of
+        all of them from one more; `decide` each page in order through it, then `settle` them
+        here. The verdicts are the one-by-one verdicts: a page recorded earlier in the batch is
+        a candidate for the later ones (batch.py). The view shares the cluster store and the
+        decode cache and writes through to the index. For `batchable` methods only."""
         asked = [fp.keys for fp in fps if fp.status == "ok"]
         found = candidates_many(self.index, asked)
         wanted = set().union(*found, (fp.doc_id for fp in fps if fp.status == "ok"))
         stored: dict[str, IndexEntry | None] = dict.fromkeys(wanted)
         stored.update(self.index.get(wanted))  # one round trip for the batch's verifications
-        index = self.index
-        self.index = PrefetchedIndex(
-            index, dict(zip(map(freeze, asked), found, strict=True)), stored)
-        try:
-            yield
-        finally:
-            self.index = index
+        view = copy.copy(self)
+        view.index = PrefetchedIndex(
+            self.index, dict(zip(map(freeze, asked), found, strict=True)), stored)
+        return view
 
     def settle(self, decided: Sequence[Decided]) -> list[Verdict]:
         """Publish the pages just decided to a shared index's write order, then compare them
@@ -526,7 +442,7 @@ class Deduplicator:
             if verdict.status != "ok" or fp.status != "ok":
                 settled.append(verdict)
                 continue
-            found = _Found(scores=dict(verdict.scores), candidates=verdict.candidates,
+            found = Found(scores=dict(verdict.scores), candidates=verdict.candidates,
                            verified=verdict.verified)
             entries = others.get(others.candidates(fp.keys) - {fp.doc_id}).values()
             roots = self.clusters.roots({cluster_of(e) for e in entries})
@@ -539,14 +455,14 @@ class Deduplicator:
                 continue
             if verdict.nearest is not None and verdict.similarity is not None:
                 own = self.clusters.roots([fp.doc_id])[fp.doc_id]
-                found.add(_Match(verdict.nearest, own, str(verdict.method), verdict.similarity))
+                found.add(Match(verdict.nearest, own, str(verdict.method), verdict.similarity))
             # it comes after them in the write order: seen after them, whatever the clocks say
             seen = max([time.time(), *(float(e.meta.get("added") or 0.0) + 1e-6
                                        for e in entries)])
             offer = offer_of(page_facts(fp.doc_id, url, fp.canonical_url, seen), self._demote)
             joined = join(self.clusters, fp.doc_id, [offer], found.matches,
                           partial(self._ranks_of, published=others))
-            new = self._verdict(fp.doc_id, found, joined)
+            new = joined_verdict(fp.doc_id, found, joined)
             new = replace(new, reason=f"{new.reason} (written at the same time by another "
                                       "process)".lstrip())
             if not new.is_duplicate or self.config.verdict.index_duplicates:

@@ -145,9 +145,9 @@ class IndexSession:
             return [stopped]
         decided: list[Decided] = []
         try:
-            with dedup.prefetched(fps):
-                for (doc, _), fp in zip(pages, fps, strict=False):
-                    decided.append((fp, dedup.decide(fp, doc.url), doc.url))
+            view = dedup.prefetched(fps)
+            for (doc, _), fp in zip(pages, fps, strict=False):
+                decided.append((fp, view.decide(fp, doc.url), doc.url))
         except Exception as exc:  # this page's error; the rest are checked again
             stopped = exc
         if len(decided) > 1:
