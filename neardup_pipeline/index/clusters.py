@@ -48,8 +48,8 @@ class ClusterStore(Protocol):
         """Remember that `doc_id` declares `url` canonical (rel=canonical, og:url)."""
         ...
 
-    def declarers(self, url: str) -> set[str]:
-        """Ids of the documents that declared `url` canonical."""
+    def declarers(self, urls: Iterable[str]) -> dict[str, set[str]]:
+        """Ids of the documents that declared each of `urls` canonical (none: left out)."""
         ...
 
 
@@ -110,6 +110,6 @@ class MemoryClusters:
         with self._lock:
             self._declarers.setdefault(url, set()).add(doc_id)
 
-    def declarers(self, url: str) -> set[str]:
+    def declarers(self, urls: Iterable[str]) -> dict[str, set[str]]:
         with self._lock:
-            return set(self._declarers.get(url, ()))
+            return {url: set(self._declarers[url]) for url in urls if url in self._declarers}

@@ -23,6 +23,7 @@ from neardup_pipeline.index.base import (
     Membership,
     membership_of,
 )
+from neardup_pipeline.index.clusters import ClusterStore, Offer
 from neardup_pipeline.index.memory import MemoryIndex
 
 FrozenKeys = tuple[tuple[str, tuple[str, ...]], ...]
@@ -81,6 +82,44 @@ class PrefetchedIndex(ForwardingIndex):
         self.index.add(entry)
         self._added.add(entry)
         self._added_ids.add(entry.doc_id)
+
+
+class PrefetchedClusters:
+    """The cluster store, with the declarers of a batch's URLs read beforehand in one round
+    trip; declarations made during the batch are added to them. Everything else goes to the
+    store."""
+
+    def __init__(self, store: ClusterStore, declarers: Mapping[str, set[str]],
+                 asked: Iterable[str]) -> None:
+        self.store = store
+        self._asked = set(asked)
+        self._declarers = {url: set(ids) for url, ids in declarers.items()}
+
+    def roots(self, names: Iterable[str]) -> dict[str, str]:
+        return self.store.roots(names)
+
+    def link(self, child: str, parent: str) -> bool:
+        return self.store.link(child, parent)
+
+    def canonicals(self, roots: Iterable[str]) -> dict[str, Offer]:
+        return self.store.canonicals(roots)
+
+    def offer(self, root: str, offer: Offer) -> None:
+        self.store.offer(root, offer)
+
+    def reset(self, root: str, offer: Offer | None) -> None:
+        self.store.reset(root, offer)
+
+    def declare(self, doc_id: str, url: str) -> None:
+        self.store.declare(doc_id, url)
+        self._declarers.setdefault(url, set()).add(doc_id)
+
+    def declarers(self, urls: Iterable[str]) -> dict[str, set[str]]:
+        wanted = list(urls)
+        found = {url: set(self._declarers[url]) for url in wanted if url in self._declarers}
+        rest = [url for url in wanted if url not in self._asked and url not in found]
+        found.update(self.store.declarers(rest) if rest else {})
+        return found
 
 
 def batchable(fingerprinter: Fingerprinter) -> bool:

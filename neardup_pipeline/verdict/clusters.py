@@ -117,34 +117,43 @@ RanksOf = Callable[[Iterable[str]], dict[str, Offer]]  # offers of clusters of o
 
 
 def join(store: ClusterStore, page: str, offers: Sequence[Offer], names: Iterable[str],
-         ranks_of: RanksOf) -> Joined:
+         ranks_of: RanksOf, fresh: bool = False) -> Joined:
     """Join `page` (its own name, or that of its cluster on a second visit) with the clusters
     `names` belong to, make `offers` (the page's own first) to the cluster they form and say
-    which canonicals it displaced.
+    which canonicals it displaced. `fresh`: the page was never recorded, so its name has no
+    link and no canonical in the store (nothing to read about it).
 
     A page alone in its cluster writes nothing: its rank follows from its stored entry
     (`ranks_of`, asked for every root the store holds no canonical of). Safe with several
     writers on one store: a link is never replaced, so a root another writer linked first is
     resolved again and linked where it now leads."""
-    roots = set(store.roots({page, *names}).values())
-    held = store.canonicals(roots)
+    names = set(names) - {page}
+    if fresh and not names and len(offers) == 1:
+        return Joined(page, offers[0][1], ())
+    roots = set(store.roots(names if fresh else {page, *names}).values()) | (
+        {page} if fresh else set())
+    held = store.canonicals(roots - {page} if fresh else roots)
     if roots == {page} and not held and len(offers) == 1:
         return Joined(page, offers[0][1], ())
+    stored = dict(held)  # what the store holds already, as against the ranks read below
+    unheld = {page} if fresh else set()  # names known to hold no canonical
+
     def others(names: Iterable[str]) -> dict[str, Offer]:  # the page's own rank: offers[0]
         return ranks_of(set(names) - {page})
 
     held.update(others(roots - held.keys()))
-    target = min(roots)
+    first = target = min(roots)
     for root in sorted(roots - {target}):
-        target = _attach(store, root, target, others)
-    for candidate in [*held.values(), *offers]:
-        target = _offer(store, target, candidate)
+        target = _attach(store, root, target, others, unheld)
+    kept = stored.get(first) if target == first else None  # the target holds it already
+    target = _offer(store, target, [o for o in [*held.values(), *offers] if o != kept])
     canonical = store.canonicals([target]).get(target, offers[0])
     superseded = sorted({doc for _, doc in held.values()} - {canonical[1]})
     return Joined(target, canonical[1], tuple(superseded))
 
 
-def _attach(store: ClusterStore, child: str, parent: str, ranks_of: RanksOf) -> str:
+def _attach(store: ClusterStore, child: str, parent: str, ranks_of: RanksOf,
+            unheld: set[str]) -> str:
     """Link `child`'s cluster and `parent`'s into one, the larger root below the smaller, its
     canonical carried over; returns the root they share."""
     while True:
@@ -154,14 +163,17 @@ def _attach(store: ClusterStore, child: str, parent: str, ranks_of: RanksOf) -> 
             return parent
         low, high = min(child, parent), max(child, parent)
         if store.link(high, low):
-            carried = store.canonicals([high]).get(high) or ranks_of([high]).get(high)
-            return low if carried is None else _offer(store, low, carried)
+            carried = None if high in unheld else (
+                store.canonicals([high]).get(high) or ranks_of([high]).get(high))
+            return low if carried is None else _offer(store, low, [carried])
 
 
-def _offer(store: ClusterStore, root: str, offer: Offer) -> str:
-    """Offer to `root`, then to wherever it leads if another writer linked it meanwhile."""
+def _offer(store: ClusterStore, root: str, offers: Sequence[Offer]) -> str:
+    """Offer each to `root`, then to wherever it leads if another writer linked it
+    meanwhile."""
     while True:
-        store.offer(root, offer)
+        for offer in offers:
+            store.offer(root, offer)
         now = store.roots([root])[root]
         if now == root:
             return root

@@ -32,7 +32,12 @@ from neardup_pipeline.index.base import (
 from neardup_pipeline.index.clusters import ClusterStore, Offer
 from neardup_pipeline.index.memory import MemoryIndex
 from neardup_pipeline.text.canonical import url_key
-from neardup_pipeline.verdict.batch import PrefetchedIndex, batchable, freeze
+from neardup_pipeline.verdict.batch import (
+    PrefetchedClusters,
+    PrefetchedIndex,
+    batchable,
+    freeze,
+)
 from neardup_pipeline.verdict.clusters import join, offer_of, page_facts
 from neardup_pipeline.verdict.decision import (
     Found,
@@ -187,7 +192,8 @@ class Deduplicator:
         if not url:
             return
         named = fp.canonical_url if names_other(url, fp.canonical_url) else None
-        declarers = self.clusters.declarers(url_key(url)) - {fp.doc_id}
+        own = url_key(url)
+        declarers = self.clusters.declarers([own]).get(own, set()) - {fp.doc_id}
         wanted = [*declarers, *([named] if named else [])]
         if not wanted:
             return
@@ -294,7 +300,8 @@ class Deduplicator:
         offers: list[Offer] = [offer_of(facts, self._demote)]
         offers += [offer_of(entry_facts(entry, named=True), self._demote)
                    for entry in found.named]
-        joined = join(self.clusters, name, offers, found.matches, self._ranks_of)
+        joined = join(self.clusters, name, offers, found.matches, self._ranks_of,
+                      fresh=previous is None)
         declared = True if facts.named else facts.declares
         verdict = joined_verdict(fp.doc_id, found, joined)
         return replace(verdict, declared_canonical=declared, successor=successor), name
@@ -397,18 +404,20 @@ class Deduplicator:
             list(fingerprints) if fingerprints is not None
             else [self.fingerprinter.fingerprint(doc, self.index) for doc in docs]
         )
-        view = self.prefetched(fps)
+        view = self.prefetched(fps, [doc.url for doc in docs])
         decided = [(fp, view.decide(fp, doc.url), doc.url)
                    for doc, fp in zip(docs, fps, strict=True)]
         return self.settle(decided)
 
-    def prefetched(self, fps: Sequence[Fingerprint]) -> Deduplicator:
+    def prefetched(self, fps: Sequence[Fingerprint],
+                   urls: Sequence[str | None] = ()) -> Deduplicator:
         """A view of this deduplicator whose candidates for every page of `fps` come from one
         lookup made now (one round trip: msearch on Elasticsearch) and the stored entries of
         all of them from one more; `decide` each page in order through it, then `settle` them
         here. The verdicts are the one-by-one verdicts: a page recorded earlier in the batch is
-        a candidate for the later ones (batch.py). The view shares the cluster store and the
-        decode cache and writes through to the index. For `batchable` methods only."""
+        a candidate for the later ones (batch.py); so are the pages declaring the batch's
+        `urls` canonical. The view shares the cluster store and the decode cache and writes
+        through to both. For `batchable` methods only."""
         asked = [fp.keys for fp in fps if fp.status == "ok"]
         found = candidates_many(self.index, asked)
         wanted = set().union(*found, (fp.doc_id for fp in fps if fp.status == "ok"))
@@ -417,6 +426,9 @@ class Deduplicator:
         view = copy.copy(self)
         view.index = PrefetchedIndex(
             self.index, dict(zip(map(freeze, asked), found, strict=True)), stored)
+        own = [url_key(url) for url in urls if url]
+        if own:  # who declares the batch's pages canonical: one round trip too
+            view.clusters = PrefetchedClusters(self.clusters, self.clusters.declarers(own), own)
         return view
 
     def settle(self, decided: Sequence[Decided]) -> list[Verdict]:

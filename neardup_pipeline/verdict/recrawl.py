@@ -50,7 +50,10 @@ def doc_id_of(name: str) -> str:
 
 def _named(store: ClusterStore, entry: IndexEntry, members: dict[str, IndexEntry]) -> bool:
     url = entry.meta.get("url")
-    return bool(url) and bool(store.declarers(url_key(str(url))) & members.keys())
+    if not url:
+        return False
+    own = url_key(str(url))
+    return bool(store.declarers([own]).get(own, set()) & members.keys())
 
 
 def entry_facts(entry: IndexEntry, named: bool = False) -> PageFacts:

@@ -107,9 +107,9 @@ class ElasticClusters:
 
         self._update(f"d:{url}", added)
 
-    def declarers(self, url: str) -> set[str]:
-        found = self._sources([f"d:{url}"]).get(f"d:{url}")
-        return set(found["declarers"]) if found is not None else set()
+    def declarers(self, urls: Iterable[str]) -> dict[str, set[str]]:
+        found = self._sources([f"d:{url}" for url in dict.fromkeys(urls)])
+        return {src["url"]: set(src["declarers"]) for src in found.values()}
 
     def _update(self, key: str, change: Callable[[dict[str, Any] | None],
                                                  dict[str, Any] | None]) -> None:

@@ -85,7 +85,11 @@ class SqliteClusters:
                 "INSERT OR IGNORE INTO declarations (url, doc_id) VALUES (?, ?)", (url, doc_id))
             self._wrote()
 
-    def declarers(self, url: str) -> set[str]:
+    def declarers(self, urls: Iterable[str]) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
         with self._lock:
-            return {doc_id for (doc_id,) in self._db.execute(
-                "SELECT doc_id FROM declarations WHERE url = ?", (url,))}
+            for url, doc_id in select_in(
+                    self._db, "SELECT url, doc_id FROM declarations WHERE url IN ({})",
+                    list(dict.fromkeys(urls))):
+                found.setdefault(url, set()).add(doc_id)
+        return found

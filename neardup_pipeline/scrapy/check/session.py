@@ -145,7 +145,7 @@ class IndexSession:
             return [stopped]
         decided: list[Decided] = []
         try:
-            view = dedup.prefetched(fps)
+            view = dedup.prefetched(fps, [doc.url for doc, _ in pages[:len(fps)]])
             for (doc, _), fp in zip(pages, fps, strict=False):
                 decided.append((fp, view.decide(fp, doc.url), doc.url))
         except Exception as exc:  # this page's error; the rest are checked again
