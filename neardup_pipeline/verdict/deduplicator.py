@@ -213,7 +213,7 @@ class Deduplicator:
                                                     entry.meta.get(CANONICAL_META)):
                 found.named_by_member = True
 
-    def record(self, fp: Fingerprint, verdict: Verdict, url: str | None = None,
+    def _record(self, fp: Fingerprint, verdict: Verdict, url: str | None = None,
                name: str | None = None) -> None:
         """Store a checked document so later pages are compared with it, under its name in the
         cluster store (its id, unless it left a cluster under another: `recrawl.leave`)."""
@@ -240,7 +240,7 @@ class Deduplicator:
         for replay in self._replays:
             replay.remember(entry, fp.signatures[replay.name])
 
-    def count_words(self, fp: Fingerprint) -> None:
+    def _count_words(self, fp: Fingerprint) -> None:
         """Add a checked document's distinct words to the index's DF (a re-add replaces them)."""
         for name, caps in self.fingerprinter.capabilities.items():
             learns = caps.learns_words
@@ -284,7 +284,7 @@ class Deduplicator:
             found = self._verify_candidates(fp, self._find_previous(fp))
             self._declared_matches(fp, url, found)
             verdict, name = self._join(fp, url, found)
-        self.apply(fp, verdict, url, name)
+        self._apply(fp, verdict, url, name)
         return verdict
 
     def _join(self, fp: Fingerprint, url: str | None, found: Found) -> tuple[Verdict, str]:
@@ -478,18 +478,18 @@ class Deduplicator:
             new = replace(new, reason=f"{new.reason} (written at the same time by another "
                                       "process)".lstrip())
             if not new.is_duplicate or self.config.verdict.index_duplicates:
-                self.record(fp, new, url)
+                self._record(fp, new, url)
             settled.append(new)
         return settled
 
-    def apply(self, fp: Fingerprint, verdict: Verdict, url: str | None,
+    def _apply(self, fp: Fingerprint, verdict: Verdict, url: str | None,
               name: str | None = None) -> None:
         """The record policy, in one place: count words, store by policy, replay warm-ups."""
         if verdict.status == "ok":
-            self.count_words(fp)
+            self._count_words(fp)
         keep = not verdict.is_duplicate or self.config.verdict.index_duplicates
         if verdict.status == "ok" and keep:
-            self.record(fp, verdict, url, name)
+            self._record(fp, verdict, url, name)
         if verdict.status == "ok":
             self._demote_stored(fp, verdict)
         for replay in self._replays:
