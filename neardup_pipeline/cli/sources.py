@@ -17,7 +17,7 @@ from neardup_pipeline.index.clusters import follow
 from neardup_pipeline.index.sqlite.schema import connect_read_only
 from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
 from neardup_pipeline.report.stats import PageRecord, record_from_verdict
-from neardup_pipeline.verdict.recrawl import doc_id_of
+from neardup_pipeline.verdict.clusters import doc_id_of
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch

@@ -11,8 +11,8 @@ from neardup_pipeline.hygiene.fields import Item
 from neardup_pipeline.hygiene.marks import Mark, mark_of_entry, tagged
 from neardup_pipeline.hygiene.recording import RecordingIndex
 from neardup_pipeline.index.base import IndexEntry, cluster_of
+from neardup_pipeline.verdict.clusters import cluster_members, doc_id_of
 from neardup_pipeline.verdict.deduplicator import Deduplicator
-from neardup_pipeline.verdict.recrawl import cluster_members, doc_id_of
 
 NO_TEXT, BAD_FIELD, REPEATED_ID = "no_text", "bad_field", "repeated_id"
 

@@ -1,9 +1,9 @@
 """Clusters that do not depend on arrival order: joining, and the rule that picks a canonical.
 
 A page that matches members of several clusters joins them all into one: the clusters are the
-connected components of the match graph, whichever page arrived first. The roots of the joined
-clusters are linked below the smallest name, so a component's name is the smallest doc id it
-holds, whatever order its pages came in (index/clusters.py keeps the forest).
+connected components of the match graph, whichever page arrived first. Each page is stored
+under its own name (its doc id), and the roots of the joined clusters are linked below the
+smallest name (index/clusters.py keeps the forest); a cluster is shown by its canonical's id.
 
 Each cluster's canonical is the member that ranks first by `canonical_rank`, compared as
 strings (smaller first):
@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
+from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, cluster_of
 from neardup_pipeline.index.clusters import ClusterStore, Offer
-from neardup_pipeline.verdict.declared import names_itself, names_other
+from neardup_pipeline.verdict.declared import CANONICAL_META, names_itself, names_other
 
 DEMOTIONS: tuple[str, ...] = ("print", "amp", "mobile", "tracking", "session")
 
@@ -43,6 +44,7 @@ _TRACKING = re.compile(r"^(?:utm_\w+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_g
                        r"ref|ref_src|spm|cmpid|wt\.mc_id)$", re.IGNORECASE)
 _SESSION = re.compile(r"^(?:sid|sessionid|session_id|phpsessid|jsessionid|aspsessionid\w*|"
                       r"cfid|cftoken|s)$", re.IGNORECASE)
+NAME_SEPARATOR = "\x1f"  # never in a URL: a changed page's name is its id, this, its hash
 _SEEN_DIGITS = 18  # seconds since the epoch with microseconds, zero-padded: sorts as a number
 
 
@@ -101,7 +103,19 @@ def canonical_rank(page: PageFacts, demote: Iterable[str] = DEMOTIONS) -> str:
 
 
 def offer_of(page: PageFacts, demote: Iterable[str] = DEMOTIONS) -> Offer:
+    """What a page offers as its cluster's canonical: its rank and its id."""
     return canonical_rank(page, demote), page.doc_id
+
+
+def entry_facts(entry: IndexEntry, named: bool = False) -> PageFacts:
+    """The canonical rule's facts of a stored page."""
+    return page_facts(entry.doc_id, entry.meta.get("url"), entry.meta.get(CANONICAL_META),
+                      float(entry.meta.get("added") or 0.0), named)
+
+
+def doc_id_of(name: str) -> str:
+    """The doc id a cluster name was first recorded under."""
+    return name.partition(NAME_SEPARATOR)[0]
 
 
 @dataclass(frozen=True)
@@ -178,3 +192,24 @@ def _offer(store: ClusterStore, root: str, offers: Sequence[Offer]) -> str:
         if now == root:
             return root
         root = now
+
+
+def cluster_members(
+    index: FingerprintIndex, store: ClusterStore, root: str, start: IndexEntry,
+    limit: int = 100_000,
+) -> dict[str, IndexEntry]:
+    """The stored members of cluster `root`: each joined by matching, so sharing a key with, a
+    member found before it, and a walk over shared keys from any member reaches them all."""
+    found: dict[str, IndexEntry] = {start.doc_id: start}
+    seen = {start.doc_id}
+    frontier = [start]
+    while frontier and len(seen) < limit:
+        ids = index.candidates(frontier.pop().keys) - seen
+        seen |= ids
+        entries = index.get(ids)
+        roots = store.roots({cluster_of(e) for e in entries.values()})
+        for doc_id, entry in entries.items():
+            if roots[cluster_of(entry)] == root:
+                found[doc_id] = entry
+                frontier.append(entry)
+    return found

@@ -38,7 +38,7 @@ from neardup_pipeline.verdict.batch import (
     batchable,
     freeze,
 )
-from neardup_pipeline.verdict.clusters import join, offer_of, page_facts
+from neardup_pipeline.verdict.clusters import doc_id_of, entry_facts, join, offer_of, page_facts
 from neardup_pipeline.verdict.decision import (
     Found,
     Match,
@@ -49,7 +49,7 @@ from neardup_pipeline.verdict.decision import (
 )
 from neardup_pipeline.verdict.declared import CANONICAL_META, names_other
 from neardup_pipeline.verdict.pruning import beyond_reach, cluster_queues
-from neardup_pipeline.verdict.recrawl import changed, doc_id_of, entry_facts, leave
+from neardup_pipeline.verdict.recrawl import changed, leave
 from neardup_pipeline.verdict.verdict import Verdict
 from neardup_pipeline.verdict.warmup_replay import WarmupReplay
 

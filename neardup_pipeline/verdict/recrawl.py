@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from neardup_pipeline.fingerprint import Fingerprint, Fingerprinter
 from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, cluster_of
-from neardup_pipeline.index.clusters import ClusterStore, Offer
+from neardup_pipeline.index.clusters import ClusterStore
 from neardup_pipeline.text.canonical import url_key
-from neardup_pipeline.verdict.clusters import PageFacts, offer_of, page_facts
-from neardup_pipeline.verdict.declared import CANONICAL_META
-
-NAME_SEPARATOR = "\x1f"  # never in a URL: a changed page's name is its id, this, its hash
+from neardup_pipeline.verdict.clusters import NAME_SEPARATOR, cluster_members, entry_facts, offer_of
 
 
 def changed(previous: IndexEntry, fp: Fingerprint, fingerprinter: Fingerprinter) -> bool:
@@ -43,45 +40,9 @@ def leave(
     return f"{fp.doc_id}{NAME_SEPARATOR}{fp.content_hash[:16]}", successor
 
 
-def doc_id_of(name: str) -> str:
-    """The doc id a cluster name was first recorded under."""
-    return name.partition(NAME_SEPARATOR)[0]
-
-
 def _named(store: ClusterStore, entry: IndexEntry, members: dict[str, IndexEntry]) -> bool:
     url = entry.meta.get("url")
     if not url:
         return False
     own = url_key(str(url))
     return bool(store.declarers([own]).get(own, set()) & members.keys())
-
-
-def entry_facts(entry: IndexEntry, named: bool = False) -> PageFacts:
-    """The canonical rule's facts of a stored page."""
-    return page_facts(entry.doc_id, entry.meta.get("url"), entry.meta.get(CANONICAL_META),
-                      float(entry.meta.get("added") or 0.0), named)
-
-
-def cluster_members(
-    index: FingerprintIndex, store: ClusterStore, root: str, start: IndexEntry,
-    limit: int = 100_000,
-) -> dict[str, IndexEntry]:
-    """The stored members of cluster `root`: each joined by matching, so sharing a key with, a
-    member found before it, and a walk over shared keys from any member reaches them all."""
-    found: dict[str, IndexEntry] = {start.doc_id: start}
-    seen = {start.doc_id}
-    frontier = [start]
-    while frontier and len(seen) < limit:
-        ids = index.candidates(frontier.pop().keys) - seen
-        seen |= ids
-        entries = index.get(ids)
-        roots = store.roots({cluster_of(e) for e in entries.values()})
-        for doc_id, entry in entries.items():
-            if roots[cluster_of(entry)] == root:
-                found[doc_id] = entry
-                frontier.append(entry)
-    return found
-
-
-__all__ = ["NAME_SEPARATOR", "Offer", "changed", "cluster_members", "doc_id_of", "entry_facts",
-           "leave"]
