@@ -8,6 +8,7 @@ pages reach the pipeline in link order and the original of each pair is the one 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import uuid
 from collections.abc import Callable, Iterator
@@ -395,3 +396,32 @@ async def test_pages_waiting_together_are_checked_as_one_batch(
     assert got == expected
     assert sorted(ArrivalOrder.urls) == sorted(base + path for path in site)
     assert sum(1 for row in expected.values() if row[1] is not None) >= 10
+
+
+class BytesSpider(SiteSpider):
+    """The site spider, with each page's HTML as the response's bytes (`response.body`), as
+    many projects yield it."""
+
+    name = "bytes"
+
+    def parse(self, response: Any, **kwargs: Any) -> Iterator[Any]:
+        for out in super().parse(response, **kwargs):
+            if isinstance(out, dict) and "html" in out:
+                out = {**out, "html": response.body}
+            yield out
+
+
+@deferred_f_from_coro_f
+async def test_html_given_as_bytes_reaches_a_json_feed(site: str, tmp_path: Path) -> None:
+    """HTML as bytes (the README allows it) with NEARDUP_KEEP_HTML on: every kept item reaches
+    a JSON lines feed, its HTML as the text neardup read (bytes end a JSON feed's item)."""
+    feed = tmp_path / "kept.jsonl"
+    result = await crawl(site, crawl_settings(
+        f"sqlite:{tmp_path / 'fp.sqlite'}",
+        FEEDS={str(feed): {"format": "jsonlines", "encoding": "utf-8"}}), BytesSpider)
+    assert_drop_outcome(result)
+    lines = [json.loads(line) for line in feed.read_text(encoding="utf-8").splitlines()]
+    assert sorted(line["url"] for line in lines) == sorted(site + p for p in result.kept)
+    by_url = {line["url"]: line for line in lines}
+    history = by_url[site + "/articles/history.html"]["html"]
+    assert isinstance(history, str) and "A Brief History" in history

@@ -27,6 +27,7 @@ from neardup_pipeline.scrapy.check import PageChecker, choose_checker
 from neardup_pipeline.scrapy.check.worker import WorkerThread
 from neardup_pipeline.scrapy.late import LateDuplicates
 from neardup_pipeline.scrapy.stats import STATS_PREFIX, CrawlStats
+from neardup_pipeline.text.decode import decode_html
 from neardup_pipeline.text.extract import walk_in_use
 from neardup_pipeline.text.sniff import binary_kind
 from neardup_pipeline.verdict.deduplicator import Verdict
@@ -265,9 +266,20 @@ class NearDupPipeline:
         return Document(str(doc_id), html=html, text=text, url=str(url) if url else None)
 
     def _leaving(self, adapter: ItemAdapter, item: Any) -> Any:
-        """The item as it leaves the pipeline: without its HTML when NEARDUP_KEEP_HTML = False."""
+        """The item as it leaves the pipeline: without its HTML when NEARDUP_KEEP_HTML = False;
+        else with HTML given as bytes as text (decoded as neardup read it), so that a JSON or
+        CSV feed can write it (bytes end a JSON feed's item). Bytes that are not text (an
+        image) stay as they are."""
         field = self.config.scrapy.html_field
-        if not self.config.scrapy.keep_html and field in adapter:
+        if self.config.scrapy.keep_html:
+            html = adapter.get(field)
+            if isinstance(html, bytes) and binary_kind(html) is None:
+                try:
+                    adapter[field] = decode_html(html)[0]
+                except (KeyError, TypeError, AttributeError):  # an item that cannot change it
+                    pass
+            return item
+        if field in adapter:
             try:
                 del adapter[field]  # a dataclass or attrs item keeps the field, set to None
             except (KeyError, TypeError, NotImplementedError):  # an item that cannot lose it

@@ -69,7 +69,8 @@ class ScrapySettings:
         default=True,
         metadata=doc(
             "False: items leave the pipeline without their HTML field (feeds and logs need not "
-            "carry whole pages); the page is checked first"
+            "carry whole pages); the page is checked first. True: HTML given as bytes leaves "
+            "as the text neardup read, so a JSON or CSV feed can write it"
         ),
     )
     tag_fields: TagFields = field(
