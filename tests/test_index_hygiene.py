@@ -335,3 +335,26 @@ def test_docs_search_examples_run_against_the_marked_index(
     assert main(hygiene(es_url, names["index"])) == 0
     assert es.search(index=names["index"], **body)["hits"]["total"]["value"] == 0
     capsys.readouterr()
+
+
+def test_a_misspelt_field_marks_nothing_and_wiped_marks_come_back(
+    es_url: str, es: Any, names: dict[str, str], capsys: pytest.CaptureFixture[str],
+    docs: list[dict[str, Any]],
+) -> None:
+    """`--html-field body` on an index whose pages are in `html`: refused before any mark is
+    written, with the flag named. Marks an earlier run wrote as `bad_field` over good ones (a
+    version without that refusal) are put right by the next run that can read the field."""
+    assert main(hygiene(es_url, names["index"])) == 0
+    good = marks(es, names["index"])
+    capsys.readouterr()
+    assert main(hygiene(es_url, names["index"], "--html-field", "body")) == 2
+    err = capsys.readouterr().err
+    assert "--html-field 'body'" in err and "nothing was marked" in err
+    assert marks(es, names["index"]) == good
+    from elasticsearch import helpers
+
+    helpers.bulk(es, ({"_op_type": "update", "_index": names["index"], "_id": doc_id, "doc": {
+        "neardup_status": "bad_field", "neardup_canonical": True, "neardup_of": None,
+        "neardup_cluster": doc_id}} for doc_id in good), refresh=True)
+    assert main(hygiene(es_url, names["index"])) == 0
+    assert marks(es, names["index"]) == good

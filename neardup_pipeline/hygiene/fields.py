@@ -11,10 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from neardup_pipeline.errors import SourceError
 from neardup_pipeline.fingerprint import Document, Fingerprint
 
 ContentKind = Literal["html", "text"]
 ID_FIELD = "_id"  # the document's own Elasticsearch id
+STATUS_FIELD = "neardup_status"  # the mark saying why a document was not checked
+BAD_FIELD = "bad_field"
 
 _MISSING = object()
 
@@ -29,8 +32,9 @@ class FieldSpec:
     id: str = ID_FIELD
 
     def source_fields(self) -> list[str]:
-        """The `_source` paths a read needs (nothing else travels)."""
-        wanted = [self.content]
+        """The `_source` paths a read needs (nothing else travels): the page's fields, and the
+        status an earlier run marked it with."""
+        wanted = [self.content, STATUS_FIELD]
         if self.url:
             wanted.append(self.url)
         if self.id != ID_FIELD:
@@ -52,6 +56,13 @@ class Item:
     known: bool = False  # checked by an earlier run with this very content: nothing to do
     fingerprint: Fingerprint | None = None  # computed in a reader process, or by a slice
     staged: bool = False  # `fingerprint` is a slice's (staged.py)
+    marked: str | None = None  # the status an earlier run marked it with, when read in place
+
+    @property
+    def missing_content(self) -> bool:
+        """Whether the document lacks the field that holds its page."""
+        return bool(self.problem) and str(self.problem).startswith("missing ") and \
+            not str(self.problem).startswith("missing id")
 
 
 def value_at(source: Mapping[str, Any], path: str) -> object:
@@ -101,7 +112,22 @@ def item_of(hit: Mapping[str, Any], spec: FieldSpec) -> Item:
             url = raw_url or None
     doc = (Document(doc_id, html=content, url=url) if spec.kind == "html"
            else Document(doc_id, text=content, url=url))
-    return Item(key, es_id, doc_id, doc=doc, source_hash=source_hash(content, url))
+    marked = source.get(STATUS_FIELD)
+    return Item(key, es_id, doc_id, doc=doc, source_hash=source_hash(content, url),
+                marked=marked if isinstance(marked, str) else None)
+
+
+def refuse_unreadable(items: list[Item], spec: FieldSpec, share: float = 0.5) -> None:
+    """Stop before any mark is written when most of the first documents read lack the field
+    that holds the page: a misspelt --html-field would otherwise mark every document
+    `bad_field` and its own canonical, replacing the marks of a run that could read them."""
+    missing = sum(item.missing_content for item in items)
+    if items and missing > share * len(items):
+        flag = "--html-field" if spec.kind == "html" else "--text-field"
+        raise SourceError(
+            f"{flag} {spec.content!r}: {missing} of the first {len(items)} documents have no "
+            f"such field; nothing was marked. Name the field that holds each page with "
+            f"{flag} (or --text-field / --html-field for the other kind)")
 
 
 def source_hash(content: str, url: str | None) -> str:

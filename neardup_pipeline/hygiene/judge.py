@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from neardup_pipeline.hygiene.fields import Item
+from neardup_pipeline.hygiene.fields import BAD_FIELD, Item
 from neardup_pipeline.hygiene.marks import Mark, mark_of_entry, tagged
 from neardup_pipeline.hygiene.recording import RecordingIndex
 from neardup_pipeline.index.base import IndexEntry, cluster_of
 from neardup_pipeline.verdict.clusters import cluster_members, doc_id_of
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 
-NO_TEXT, BAD_FIELD, REPEATED_ID = "no_text", "bad_field", "repeated_id"
+NO_TEXT, REPEATED_ID = "no_text", "repeated_id"
 
 
 class Judge:

@@ -1,5 +1,6 @@
 """What earlier runs checked: a document whose fingerprint is stored with the hash of this very
-content needs nothing (its marks were written with it); an edited one is checked again."""
+content needs nothing (its marks were written with it); an edited one is checked again, and so
+is one a run that could not read it marked `bad_field` (its marks are put right)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from functools import partial
 from elasticsearch import ApiError
 
 from neardup_pipeline.errors import IndexFailure
-from neardup_pipeline.hygiene.fields import Item
+from neardup_pipeline.hygiene.fields import BAD_FIELD, Item
 from neardup_pipeline.index.elastic.connection import Connection, describe
 from neardup_pipeline.index.elastic.documents import es_id
 
@@ -39,7 +40,8 @@ def with_known(connection: Connection, fingerprint_index: str, items: Sequence[I
                 stored[source["doc_id"]] = str((source.get("meta") or {}).get(SOURCE_HASH, ""))
     return [
         replace(item, known=True)
-        if item.doc is not None and item.source_hash and stored.get(item.doc_id) == item.source_hash
+        if item.doc is not None and item.source_hash and item.marked != BAD_FIELD
+        and stored.get(item.doc_id) == item.source_hash
         else item
         for item in items
     ]

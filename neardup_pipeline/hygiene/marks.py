@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from neardup_pipeline.hygiene.fields import STATUS_FIELD
 from neardup_pipeline.hygiene.known import CONTENT_ID
 from neardup_pipeline.index.base import IndexEntry
 
 CLUSTER, CANONICAL, OF, STATUS = (
-    "neardup_cluster", "neardup_canonical", "neardup_of", "neardup_status")
+    "neardup_cluster", "neardup_canonical", "neardup_of", STATUS_FIELD)
 # Types of the fields, put in the mapping before the first write: `collapse` needs a keyword.
 MARK_MAPPING: dict[str, dict[str, str]] = {
     CLUSTER: {"type": "keyword"},

@@ -23,7 +23,7 @@ from neardup_pipeline.hygiene.checkpoint import (
     undo_record,
 )
 from neardup_pipeline.hygiene.connect import connect
-from neardup_pipeline.hygiene.fields import Item, item_of
+from neardup_pipeline.hygiene.fields import Item, item_of, refuse_unreadable
 from neardup_pipeline.hygiene.judge import Judge
 from neardup_pipeline.hygiene.known import with_known
 from neardup_pipeline.hygiene.options import HygieneOptions, RunResult, check_options
@@ -80,7 +80,10 @@ def run_hygiene(
                 plan = ReadPlan(options.url, options.config, options.spec, pit.id,
                                 options.fingerprints, tuple(position) if position else None,
                                 None, options.page, options.staging if options.finish else None)
-                for window in windows(connection, plan, options.processes, options.window):
+                for n, window in enumerate(windows(connection, plan, options.processes,
+                                                   options.window)):
+                    if n == 0:
+                        refuse_unreadable(window, options.spec)
                     result.read_now += len(window)
                     commit.window(window, list(window[-1].key))
                     on_read(len(window))

@@ -6,6 +6,7 @@ The pipeline turns an item into a Document, hands it to the PageChecker chosen a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from typing import TYPE_CHECKING, Any, Self
@@ -274,10 +275,8 @@ class NearDupPipeline:
         if self.config.scrapy.keep_html:
             html = adapter.get(field)
             if isinstance(html, bytes) and binary_kind(html) is None:
-                try:
+                with contextlib.suppress(KeyError, TypeError, AttributeError):  # a frozen item
                     adapter[field] = decode_html(html)[0]
-                except (KeyError, TypeError, AttributeError):  # an item that cannot change it
-                    pass
             return item
         if field in adapter:
             try:
