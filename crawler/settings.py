@@ -6,7 +6,7 @@ from __future__ import annotations
 from neardup_pipeline.scrapy.crawl_settings import *  # noqa: F403
 
 BOT_NAME = "neardup-example"
-SPIDER_MODULES = ["crawler.spiders"]
-NEWSPIDER_MODULE = "crawler.spiders"
+SPIDER_MODULES = ["spiders"]
+NEWSPIDER_MODULE = "spiders"
 
 ADDONS = {"neardup_pipeline.NearDupAddon": 0}

@@ -4,4 +4,8 @@ from __future__ import annotations
 
 from neardup_pipeline.scrapy.spider import SiteSpider
 
-__all__ = ["SiteSpider"]
+
+class Site(SiteSpider):
+    """Declared here: Scrapy lists only the spider classes a project's own modules define."""
+
+    name = "site"
