@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -153,7 +154,12 @@ class NearDupConfig:
         if unknown:
             raise ConfigError(f"unknown neardup settings: {sorted(unknown)}")
         for section, values in sections.items():
-            top[section] = dataclasses.replace(top.get(section, getattr(self, section)), **values)
+            try:
+                top[section] = dataclasses.replace(
+                    top.get(section, getattr(self, section)), **values
+                )
+            except ConfigError as exc:
+                raise ConfigError(_naming_given(str(exc), section, changes)) from None
         return dataclasses.replace(self, **top)
 
     @classmethod
@@ -177,10 +183,50 @@ class NearDupConfig:
                 ) from None
             if value is not _ABSENT:
                 values[flat.name] = value
-        return cls.from_mapping(values)
+        try:
+            return cls.from_mapping(values)
+        except ConfigError as exc:  # the sections name their fields; the project wrote NEARDUP_*
+            raise ConfigError(_in_scrapy_names(str(exc), settings, values)) from None
 
 
 _ABSENT = object()  # an empty NEARDUP_TAG_FIELDS: the defaults stay
+
+
+def _naming_given(message: str, section: str, changes: Mapping[str, Any]) -> str:
+    """A section's error, with the settings given for it when the message names none
+    (`thresholds must lie in (0, 1]` says neither which threshold nor its value)."""
+    by_name = _flat_index()
+    given = {name: value for name, value in changes.items()
+             if name in by_name and by_name[name].section == section}
+    if any(re.search(rf"(?<![\w.-]){re.escape(name)}(?!\w)", message) for name in given):
+        return message
+    return f"{message} (given: {', '.join(_given(by_name[n], v) for n, v in given.items())})"
+
+
+def _given(flat: FlatSetting, value: Any) -> str:
+    """`name=value` for a number or a switch; the name alone for text, which may be a secret
+    (a password, an API key, a URL with credentials) and is never echoed."""
+    return f"{flat.name}={value}" if _echoable(flat) else flat.name
+
+
+def _echoable(flat: FlatSetting) -> bool:
+    return isinstance(flat.default, (bool, int, float))
+
+
+def _in_scrapy_names(message: str, settings: Any, given: Mapping[str, Any]) -> str:
+    """`simhash_k must lie in [0, 63]` -> `NEARDUP_SIMHASH_K must lie in [0, 63] (the
+    settings give NEARDUP_SIMHASH_K = '99')`: the names and values the project wrote."""
+    by_name = _flat_index()
+    named: list[str] = []
+    for name in sorted(given, key=len, reverse=True):  # `simhash_k` before a shorter `k`
+        scrapy_name = by_name[name].scrapy_name
+        replaced, count = re.subn(rf"(?<![\w.-]){re.escape(name)}(?![\w])", scrapy_name, message)
+        if count:
+            message = replaced
+            written = settings.get(scrapy_name)
+            if _echoable(by_name[name]) and str(written) not in message:  # never a secret
+                named.append(f"{scrapy_name} = {written!r}")
+    return f"{message} (the settings give {', '.join(named)})" if named else message
 
 
 def _scrapy_value(settings: Any, flat: FlatSetting) -> Any:

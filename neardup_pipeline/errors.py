@@ -46,6 +46,18 @@ class IndexParamsError(IndexFailure):
     """The index holds fingerprints made with other parameters: mixing them would be wrong."""
 
 
+class IndexDiskFull(IndexFailure):
+    """The disk holding the index file is full: only freeing space there lets writes go on."""
+
+
+class IndexLocked(IndexUnavailable):
+    """Another process held the index file's lock longer than the busy timeout."""
+
+
+class IndexDamaged(IndexFailure):
+    """The index file is not a database, or a damaged or truncated one: waiting cannot help."""
+
+
 class CaFileError(ConfigError):
     """The CA file given for Elasticsearch's certificate is missing, unreadable or holds none."""
 
@@ -81,6 +93,10 @@ class UnsupportedServer(ConnectionSetupError):
 
 class TemplatesMissing(ConnectionSetupError):
     """neardup may not install its index templates, and they are missing or older than its own."""
+
+
+class NotElasticsearch(ConnectionSetupError):
+    """The URL answers HTTP, but not as Elasticsearch: another server listens there."""
 
 
 class MappingNotFound(NearDupError, FileNotFoundError):

@@ -20,7 +20,7 @@ from neardup_pipeline.text.site import site_of
 from neardup_pipeline.text.sniff import binary_kind
 from neardup_pipeline.text.subject import subject_words
 
-Status = Literal["ok", "no_text"]
+Status = Literal["ok", "no_text", "not_html"]
 
 MIN_LANGUAGE_WORDS = 30  # a content region this long can name the page's language
 _LANGUAGE_SAMPLE_CHARS = 4_000  # detection reads 1,000 canonical characters of it
@@ -177,7 +177,8 @@ class Fingerprinter:
             self.hasher.word_hashes(words.words).tobytes(), digest_size=16).hexdigest()
         if len(words.words) < self.text.min_tokens:
             return Fingerprint(
-                doc.doc_id, "no_text", read_language=words.language,
+                doc.doc_id, "not_html" if extracted.parser == "binary" else "no_text",
+                read_language=words.language,
                 word_count=len(words.words), title=title, text=text, truncated=truncated,
                 content_hash=content_hash, canonical_url=canonical_url,
                 region=extracted.region,

@@ -21,6 +21,7 @@ def simhash_stats(action: str) -> dict[str, int]:
     """The neardup/ stats of a simhash crawl of the demo site whose action counts each variant
     under neardup/`action` ("dropped", "tagged")."""
     return {
+        "neardup/items": PAGES,
         "neardup/checked": PAGES,
         "neardup/unique": len(ORIGINALS),
         "neardup/duplicates": len(DUPLICATES),

@@ -546,6 +546,18 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def own_server(version: str = DEFAULT_VERSION) -> Iterator[Server]:
+    """A server of the caller's own, to stop, pause, block and start again at will (a test
+    module's fixture): never the shared one other tests use."""
+    server = Server(version)
+    server.start(DEFAULT_START_TIMEOUT)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def stop_group(process: subprocess.Popen[bytes], timeout: float) -> None:
     """Terminate a session leader's whole group; kill what remains after ``timeout`` seconds."""
     pgid = process.pid  # start_new_session: the leader's pid is the group id

@@ -21,6 +21,9 @@ What a test gets (`SecuredES`, frozen):
     privilege (the liveness check, cluster health, gets 403);
   - `index_only`: role `neardup_index_only`: cluster `monitor`; `read`, `write`, `manage` on
     `neardup-*`; no template privilege (for templates installed by an administrator);
+  - `reader`: role `neardup_reader`: cluster `monitor`; `read`, `view_index_metadata` on
+    `neardup-*`: reads indices that exist, may create none (a hygiene dry run, the reading
+    commands);
   - `wrong_password`: the `neardup` user with a password that is not its own (401).
 - `env(user)`: NEARDUP_ES_USERNAME / NEARDUP_ES_PASSWORD / NEARDUP_ES_CA_CERTS for a user;
   `url_with(user)`: the https URL with the user's name and password in it, unencoded.
@@ -74,6 +77,11 @@ neardup_index_only:
   indices:
     - names: ["neardup-*"]
       privileges: [read, write, manage]
+neardup_reader:
+  cluster: [monitor]
+  indices:
+    - names: ["neardup-*"]
+      privileges: [read, view_index_metadata]
 """
 
 
@@ -90,6 +98,7 @@ class SecuredUsers:
     neardup: User
     no_monitor: User
     index_only: User
+    reader: User
     wrong_password: User
 
 
@@ -185,6 +194,7 @@ def make_users() -> SecuredUsers:
         neardup=User("neardup", NASTY_PASSWORD),
         no_monitor=User("neardup_no_monitor", password()),
         index_only=User("neardup_index_only", password()),
+        reader=User("neardup_reader", password()),
         wrong_password=User("neardup", NASTY_PASSWORD + "-not"),
     )
 
@@ -198,7 +208,8 @@ def security_for(users: SecuredUsers, folder: Path) -> tuple[Security, Path, Pat
     ca_path.write_bytes(_pem(ca_cert))
     other_path.write_bytes(_pem(other_cert))
     roles = {"superuser": users.admin, "neardup_writer": users.neardup,  # superuser: built in
-             "neardup_no_monitor": users.no_monitor, "neardup_index_only": users.index_only}
+             "neardup_no_monitor": users.no_monitor, "neardup_index_only": users.index_only,
+             "neardup_reader": users.reader}
     files = {
         "certs/ca.crt": _pem(ca_cert),
         "certs/node.crt": _pem(node_cert),

@@ -109,7 +109,11 @@ def assert_every_page_once(result: CrawlResult) -> None:
     assert result.stats.get("spider_exceptions", 0) == 0
     assert not any(k.startswith("spider_exceptions/") for k in result.stats)
     assert result.stats["site/skipped_non_text"] == 1  # /download
-    assert result.stats["neardup/checked"] == len(TEXT_PAGES)
+    assert result.stats["neardup/items"] == len(TEXT_PAGES)
+    assert result.stats["neardup/checked"] == (
+        len(TEXT_PAGES) - len(NO_TEXT) - len(NOT_HTML) - result.stats.get("neardup/bad_field", 0)
+        - result.stats.get("neardup/no_content", 0)
+    )
     assert result.stats["neardup/no_text"] == len(NO_TEXT)
     assert result.stats["neardup/not_html"] == len(NOT_HTML)
 

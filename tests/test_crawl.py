@@ -94,6 +94,25 @@ async def test_an_index_of_other_parameters_closes_the_crawl_cleanly(
     assert not result.kept and "downloader/request_count" not in result.stats
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "other parameters" in errors[0] and "fp.sqlite" in errors[0]
+    assert "minhash: the settings have it, the index not" in errors[0]
+    assert len(errors[0]) < 400, errors[0]  # what differs, not the two parameter sets
+    assert not any(r.exc_info for r in caplog.records)
+
+
+@deferred_f_from_coro_f
+async def test_a_wrong_setting_value_closes_the_crawl_naming_the_setting(
+    site: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A value out of range is named as the project wrote it (NEARDUP_SIMHASH_K, not a field
+    name) in one ERROR line, and the crawl closes before a fetch with its own reason, without
+    a traceback."""
+    result = await crawl(site, crawl_settings(f"sqlite:{tmp_path / 'fp.sqlite'}",
+                                              NEARDUP_SIMHASH_K=99))
+    assert result.stats["finish_reason"] == "neardup_bad_setting"
+    assert not result.kept and "downloader/request_count" not in result.stats
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == ["neardup: NEARDUP_SIMHASH_K must lie in [0, 63] (the settings give "
+                      "NEARDUP_SIMHASH_K = 99); the spider closes (neardup_bad_setting)"]
     assert not any(r.exc_info for r in caplog.records)
 
 

@@ -78,5 +78,6 @@ async def test_anchors_warmup_shorter_than_crawl(site: str, tmp_path: Path) -> N
     assert result.stats["finish_reason"] == "finished"
     assert result.stats["neardup/anchors/warmup_pages"] == 5
     assert result.stats["neardup/unchecked"] == 5  # anchors alone: no verdict before the model
-    assert result.stats["neardup/checked"] == PAGES
+    assert result.stats["neardup/items"] == PAGES
+    assert result.stats["neardup/checked"] == PAGES - 5  # compared with the index
     assert len(result.kept) == PAGES

@@ -5,7 +5,9 @@
   `neardup-*`): neardup installs its templates itself, as by default;
 - `index_only` (cluster `monitor` only): an administrator runs `neardup es install-templates`
   once, and runs set NEARDUP_ES_MANAGE_TEMPLATES to false; without the templates a run stops
-  with an error naming that command.
+  with an error naming that command;
+- `reader` (cluster `monitor`; `read`, `view_index_metadata`): a `neardup hygiene --dry-run` on
+  the indices a writer's run made is asked for no privilege to create them.
 
 The commands run in this process (`neardup_pipeline.cli.main.main`): the same code as the
 `neardup` executable, without an interpreter start per run.
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from elasticsearch import Elasticsearch
+from elasticsearch import Elasticsearch, helpers
 
 from neardup_pipeline.cli.main import main
 from neardup_pipeline.index.elastic import compat
@@ -113,6 +115,41 @@ def delete_templates(secured_es: SecuredES, fingerprint_index: str) -> None:
             name, _ = template_for(spec)
             admin.options(ignore_status=404).indices.delete_index_template(name=name)
     finally:
+        admin.close()
+
+
+def test_a_read_only_role_runs_a_hygiene_dry_run_on_existing_indices(
+    secured_es: SecuredES, as_user: Callable[[User], None], neardup: Callable[..., Run],
+    tmp_path: Path,
+) -> None:
+    """The writer's run makes the fingerprint indices; the reader's dry run opens them and
+    needs neither `create_index` nor `manage` (Elasticsearch checks the privilege to create an
+    index before whether it exists)."""
+    content = f"neardup-lp-content-{uuid.uuid4().hex[:10]}"
+    admin = admin_client(secured_es)
+    try:
+        admin.indices.create(index=content, settings={"number_of_shards": 1,
+                                                      "number_of_replicas": 0})
+        helpers.bulk(admin, ({"_index": content, "_id": d.doc_id, "_source": {"text": d.text}}
+                             for d in corpus_with_copies()[:12]), refresh=True)
+        hygiene = ["hygiene", "--es", secured_es.url, "--index", content, "--text-field", "text",
+                   "--language", "en"]
+        as_user(secured_es.users.neardup)
+        written = neardup(*hygiene)
+        assert written.code == 0, written.err
+        as_user(secured_es.users.reader)
+        dry = neardup(*hygiene, "--dry-run", "--report", str(tmp_path / "report.html"))
+        assert dry.code == 0, dry.err
+        assert "create_index" not in dry.err and "nothing written" in dry.err + dry.out
+    finally:
+        made = admin.indices.get(index=f"{content}*", expand_wildcards="all",
+                                 allow_no_indices=True)
+        for name in made:
+            admin.indices.delete(index=name)
+        found = admin.options(ignore_status=404).indices.get_index_template(name=f"{content}*")
+        own = found.body.get("index_templates", []) if found.meta.status == 200 else []
+        for template in own:  # the content index's own, named after it
+            admin.indices.delete_index_template(name=template["name"])
         admin.close()
 
 

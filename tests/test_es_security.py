@@ -188,7 +188,8 @@ FAILURES = {
                         ["/nowhere/ca.pem does not exist", "NEARDUP_ES_CA_CERTS"]),
     "http to the HTTPS port": ("neardup", {}, "http", [], ["expects HTTPS", "use https://"]),
     "wrong password": ("wrong_password", {}, "url", ["--es-ca-certs", "CA"],
-                       ["refused the password of user 'neardup'", "NEARDUP_ES_PASSWORD"]),
+                       ["refused the credentials of user 'neardup' (401: unknown user or "
+                        "wrong password)", "NEARDUP_ES_PASSWORD"]),
     "no credentials": (None, {}, "url", ["--es-ca-certs", "CA"],
                        ["needs credentials", "NEARDUP_ES_USERNAME", "NEARDUP_ES_API_KEY"]),
     "API key refused": (None, {"NEARDUP_ES_API_KEY": "Ym9ndXM6Ym9ndXM="}, "url",
@@ -268,7 +269,7 @@ async def test_a_refused_liveness_check_stops_the_crawl(
     assert result.stats["finish_reason"] == "neardup_es_access_refused"
     assert not result.came_out and not (tmp_path / "spool.sqlite").exists()
     expected = "cluster privilege 'monitor'" if user_name == "no_monitor" else \
-        "refused the password of user 'neardup'"
+        "refused the credentials of user 'neardup'"
     assert expected in caplog.text and not leaks(caplog.text, user.password)
 
 

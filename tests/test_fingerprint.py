@@ -24,7 +24,7 @@ def test_any_document_gives_a_fingerprint(content: str | bytes, as_html: bool) -
         else Document("x", text=content)
     )
     result = fp.fingerprint(doc)
-    assert result.status in ("ok", "no_text")
+    assert result.status in ("ok", "no_text", "not_html")
     if result.status == "ok":
         assert 0 <= result.signatures["simhash"] < 2**64
         assert len(result.keys["simhash"]) == 4

@@ -88,8 +88,10 @@ def test_parameters_are_recorded_and_mismatch_refused(backend_config: NearDupCon
         first = open_index(backend_config.backend, backend_config)
     again = first
     Deduplicator(again, backend_config)  # same parameters: accepted
-    with pytest.raises(IndexParamsError, match="blocks"):
+    with pytest.raises(IndexParamsError) as refused:
         Deduplicator(again, backend_config.replace(simhash_k=5))  # 6 blocks
+    assert "simhash blocks: the index has 4, the settings 6" in str(refused.value)
+    assert "simhash k: the index has 3, the settings 5" in str(refused.value)
     again.close()
 
 

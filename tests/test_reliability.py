@@ -27,10 +27,11 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.scrapy.spool import Spool
+from neardup_pipeline.scrapy.stats import INCOMPLETE_REASON
 from tests import crawl_harness
 from tests.crawl_harness import CrawlResult, fast_settings
 from tests.documents import random_vocabulary
-from tests.es_server import DEFAULT_VERSION, Server, free_port
+from tests.es_server import Server, free_port, own_server
 from tests.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.elasticsearch
@@ -112,12 +113,8 @@ class Site:
 @pytest.fixture(scope="module")
 def own_es() -> Iterator[Server]:
     """An Elasticsearch process of this module's own, to stop, pause and restart at will."""
-    server = Server(DEFAULT_VERSION)
-    server.start(180)
-    try:
+    with own_server() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -161,13 +158,26 @@ def status_of(result: CrawlResult) -> dict[str, str]:
     return {p: str(ItemAdapter(i).get("neardup_status")) for p, i in result.kept.items()}
 
 
-def assert_nothing_lost(result: CrawlResult) -> None:
-    """Every page once, kept (tag mode), checked or unchecked; the spider finished."""
-    assert result.stats["finish_reason"] == "finished"
+def assert_nothing_lost(result: CrawlResult, complete: bool | None = None) -> None:
+    """Every page once, kept (tag mode), checked or unchecked; the spider finished, and its
+    finish reason says whether neardup's part is done: `neardup_incomplete` while spooled rows
+    wait for the next crawl (`complete`, when given, says which the test expects)."""
+    left = bool(result.stats.get("neardup/spool/pending"))
+    if complete is not None:
+        assert complete is not left, result.stats.get("neardup/spool/pending")
+    assert result.stats["finish_reason"] == (INCOMPLETE_REASON if left else "finished")
     assert result.repeated() == []
     assert sorted(result.kept) == sorted([*PATHS, "/index.html"])
     assert set(status_of(result).values()) <= {"checked", "unchecked"}
     assert result.stats.get("neardup/errors", 0) == 0
+
+
+def assert_one_error(caplog: pytest.LogCaptureFixture) -> None:
+    """The outage said once at ERROR (what happened, where the spool is, how it is replayed),
+    and no traceback anywhere."""
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "NEARDUP_SPOOL_PATH" in errors[0], errors
+    assert not any(r.exc_info or r.exc_text for r in caplog.records)
 
 
 def assert_copy_caught(result: CrawlResult, copy: str, original: str) -> None:
@@ -186,7 +196,9 @@ def report(name: str, result: CrawlResult, site: Site) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_stop_and_restart_mid_crawl(own_es: Server, site: Site, tmp_path: Path) -> None:
+async def test_stop_and_restart_mid_crawl(
+    own_es: Server, site: Site, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Stopped at /o4, started again (same port and data) at /d0: o4..o11 pass unchecked,
     are replayed once the server answers, and their copies d4..d11 are caught online."""
     up = threading.Event()
@@ -203,6 +215,7 @@ async def test_stop_and_restart_mid_crawl(own_es: Server, site: Site, tmp_path: 
                          **extra)
     report("stop/restart", result, site)
     assert_nothing_lost(result)
+    assert_one_error(caplog)
     status = status_of(result)
     unchecked = {p for p, s in status.items() if s == "unchecked"}
     assert unchecked == OUTAGE
@@ -214,7 +227,8 @@ async def test_stop_and_restart_mid_crawl(own_es: Server, site: Site, tmp_path: 
     assert stats["neardup/replayed/duplicates"] == len(INNER)  # o7, a copy of o6, at replay
     assert stats["neardup/es/outages"] == 1
     assert stats["neardup/es/unavailable"] >= 1
-    assert stats["neardup/checked"] == len(PATHS) + 1
+    assert stats["neardup/items"] == len(PATHS) + 1
+    assert stats["neardup/checked"] == len(PATHS) + 1 - n  # the unchecked were not compared
     assert "neardup/spool/pending" not in stats
     # Nothing lost in the index either: every page's fingerprint is stored.
     assert es_count(own_es.url, extra["NEARDUP_FINGERPRINT_INDEX"]) == len(PATHS) + 1
@@ -222,7 +236,9 @@ async def test_stop_and_restart_mid_crawl(own_es: Server, site: Site, tmp_path: 
 
 
 @deferred_f_from_coro_f
-async def test_paused_server_full_bulk_buffer(own_es: Server, site: Site, tmp_path: Path) -> None:
+async def test_paused_server_full_bulk_buffer(
+    own_es: Server, site: Site, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """SIGSTOP at /o4 with writes in the bulk buffer (size 4), SIGCONT at /d0: requests hang
     until the bounded wait ends, the buffered writes wait in memory and are sent after the
     pause; the pages seen meanwhile pass unchecked and are replayed."""
@@ -236,6 +252,7 @@ async def test_paused_server_full_bulk_buffer(own_es: Server, site: Site, tmp_pa
         own_es.resume()
     report("pause/resume", result, site)
     assert_nothing_lost(result)
+    assert_one_error(caplog)
     status = status_of(result)
     unchecked = {p for p, s in status.items() if s == "unchecked"}
     # Pages checked in the moments after SIGCONT, before the next probe, pass unchecked too.
@@ -254,7 +271,7 @@ async def test_paused_server_full_bulk_buffer(own_es: Server, site: Site, tmp_pa
 
 @deferred_f_from_coro_f
 async def test_gone_at_close_then_next_crawl_replays(
-    own_es: Server, site: Site, tmp_path: Path
+    own_es: Server, site: Site, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Stopped at the last page, with 25 writes still buffered (bulk size 100): they and the
     last page are spooled at close; the next crawl with the same spool replays them first."""
@@ -263,7 +280,8 @@ async def test_gone_at_close_then_next_crawl_replays(
     result = await crawl(site.base, site, NEARDUP_BACKEND=own_es.url, NEARDUP_ES_BULK_SIZE=100,
                          **extra)
     report("gone at close", result, site)
-    assert_nothing_lost(result)
+    assert_one_error(caplog)
+    assert_nothing_lost(result, complete=False)
     assert [p for p, s in status_of(result).items() if s == "unchecked"] == ["/d11"]
     stats = result.stats
     assert stats["neardup/spooled"] == 1
@@ -313,7 +331,7 @@ async def test_default_settings_keep_a_crawl_moving_through_an_outage(
     stall = max(later - earlier for earlier, later in itertools.pairwise(times))
     close = ended - times[-1]
     print(f"\n[defaults] stall {stall:.1f} s, close {close:.1f} s, crawl {result.seconds:.1f} s")
-    assert_nothing_lost(result)
+    assert_nothing_lost(result, complete=False)
     unchecked = {p for p, s in status_of(result).items() if s == "unchecked"}
     assert unchecked >= OUTAGE
     # One page waits the bounded retry (an attempt may run its request timeout past it).
@@ -350,7 +368,7 @@ async def test_unavailable_at_start_degraded(site: Site, tmp_path: Path) -> None
     extra = names(tmp_path)
     result = await crawl(site.base, NEARDUP_BACKEND=f"http://127.0.0.1:{free_port()}",
                          NEARDUP_ES_START="degraded", NEARDUP_ES_REPROBE_SECONDS=60, **extra)
-    assert_nothing_lost(result)
+    assert_nothing_lost(result, complete=False)
     assert set(status_of(result).values()) == {"unchecked"}
     assert result.stats["neardup/spooled"] == len(PATHS) + 1
     assert result.stats["neardup/spool/pending"] == len(PATHS) + 1

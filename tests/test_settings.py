@@ -120,8 +120,21 @@ def test_a_mistyped_value_names_its_setting(name: str, value: str) -> None:
 def test_a_mistyped_backend_is_refused_by_the_config(backend: str) -> None:
     with pytest.raises(ConfigError, match="backend"):
         NearDupConfig(backend=backend)
-    with pytest.raises(ConfigError, match="backend"):
+    with pytest.raises(ConfigError, match="NEARDUP_BACKEND"):
         NearDupConfig.from_settings(Settings({"NEARDUP_BACKEND": backend or " "}))
+
+
+@pytest.mark.parametrize(("name", "value", "said"), [
+    ("NEARDUP_SIMHASH_K", "99", "NEARDUP_SIMHASH_K must lie in [0, 63] (the settings give "
+                                "NEARDUP_SIMHASH_K = '99')"),
+    ("NEARDUP_ACTION", "dorp", "NEARDUP_ACTION must be 'drop' or 'tag', got 'dorp'"),
+    ("NEARDUP_MINHASH_THRESHOLD", "1.5", "NEARDUP_MINHASH_THRESHOLD"),
+])
+def test_a_value_out_of_range_names_the_scrapy_setting(name: str, value: str, said: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        NearDupConfig.from_settings(Settings({name: value}))
+    assert said in str(raised.value)
+    assert name.removeprefix("NEARDUP_").lower() + " " not in str(raised.value)
 
 
 def test_a_backend_typo_is_answered_with_the_scheme_meant() -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import gzip
+import json
 import random
+from pathlib import Path
 
 import pytest
 
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 from neardup_pipeline.text.sniff import binary_kind
+from tests.cli_runner import neardup, write_jsonl
 
 PAGE = b"<html><head><title>T</title></head><body><p>" + b"ordinary words " * 200 + b"</p>"
 PNG = b"\x89PNG\r\n\x1a\n" + random.Random(1).randbytes(2048)
@@ -43,13 +46,27 @@ def test_text_bodies(body: str | bytes) -> None:
 
 
 def test_fingerprinter_reads_no_words_from_a_binary_body() -> None:
-    """The CLI's path too: a PNG given as HTML or text is no_text, never signatures."""
+    """The CLI's path too: a PNG given as HTML or text is not_html (as the pipeline tags it),
+    never signatures."""
     fingerprinter = Fingerprinter()
     gzipped = gzip.compress(PAGE).decode("latin-1")
     for doc in (Document("png", html=PNG), Document("gz", text=gzipped)):
         assert fingerprinter.extract(doc).parser == "binary"
-        assert fingerprinter.fingerprint(doc).status == "no_text"
+        assert fingerprinter.fingerprint(doc).status == "not_html"
     assert fingerprinter.fingerprint(Document("page", html=PAGE)).status == "ok"
+
+
+def test_dedup_says_not_html_of_an_image_as_the_pipeline_does(tmp_path: Path) -> None:
+    """One word for one case on every path: a PNG line of `neardup dedup` is not_html."""
+    corpus = write_jsonl(tmp_path / "in.jsonl", [
+        {"id": "png", "html": PNG.decode("latin-1")},
+        {"id": "page", "html": PAGE.decode()},
+        {"id": "empty", "html": "<p></p>"},
+    ])
+    done = neardup("dedup", str(corpus))
+    assert done.returncode == 0, done.stderr
+    statuses = {row["id"]: row.get("status") for row in map(json.loads, done.stdout.splitlines())}
+    assert statuses == {"png": "not_html", "page": None, "empty": "no_text"}
 
 
 def test_control_counts_are_those_of_the_byte_tables() -> None:

@@ -27,8 +27,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument(
         "--fresh", action=argparse.BooleanOptionalAction, default=None,
-        help="delete the SQLite index file first (default: yes for the demo, so every run "
-        "gives the same result; no for a URL)",
+        help="start from an empty index: delete the SQLite file, or on Elasticsearch the "
+        "fingerprint index, its side indices and the pages index (default: yes for the demo, "
+        "on its own file or index `neardup-demo`, so every run gives the same result; no for "
+        "a URL)",
     )
     parser.add_argument("--action", choices=("drop", "tag"), default=None,
                         help="drop near-duplicates or tag them (default: NEARDUP_ACTION, else "

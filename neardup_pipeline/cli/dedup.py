@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
@@ -23,9 +26,9 @@ from neardup_pipeline.cli.options import (
     es_settings,
 )
 from neardup_pipeline.config import NearDupConfig
-from neardup_pipeline.errors import ConfigError, FingerprintCrash, InputError
+from neardup_pipeline.errors import ConfigError, FingerprintCrash, InputError, NearDupError
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
-from neardup_pipeline.index import open_index
+from neardup_pipeline.index import FingerprintIndex, open_index
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.methods.rarewords import RarewordsSettings
 from neardup_pipeline.parallel.offload import FingerprintWorkers, can_offload
@@ -86,82 +89,131 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                           "(simhash, minhash, bag, auto)")
     index = open_index(config.backend, config)
     bad_lines = 0
+    stopped = False  # by an index failure or Ctrl-C, partway: stop_partway has spoken
     workers = FingerprintWorkers(config, args.processes) if args.processes else None
     try:
         dedup = Deduplicator(index, config, dedup_fingerprinter(config, args.input))
-        if args.df_pass:  # rarewords batch mode: DF of every readable document first
-            learn_frequencies(dedup, args.input)
         decided: list[tuple[Document, Verdict | None]] = []  # None: a repeated id
-        with open_input(args.input) as lines:
-            progress = tqdm(lines, unit=" docs", disable=not sys.stderr.isatty(), file=sys.stderr)
-            seen_ids: set[str] = set()
-
-            def emit(batch: list[Line], fingerprints: list[Fingerprint] | None) -> None:
-                docs = [doc for doc, repeated in batch if not repeated]
-                verdicts = iter(dedup.process_batch(docs, fingerprints))
-                decided.extend((doc, None if repeated else next(verdicts))
-                               for doc, repeated in batch)
-
-            def batches() -> Iterator[list[Line]]:
-                nonlocal bad_lines
-                batch: list[Line] = []
-                for number, line in enumerate(progress, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        doc = parse_document(line)
-                    except InputError as exc:
-                        bad_lines += 1
-                        print(f"neardup: {args.input}:{number}: {exc}", file=sys.stderr)
-                        continue
-                    batch.append((doc, doc.doc_id in seen_ids))
-                    seen_ids.add(doc.doc_id)
-                    if len(batch) >= args.batch:
-                        yield batch
-                        batch = []
-                if batch:
-                    yield batch
-
-            if workers is None and remote(config):
-                # This thread fingerprints batch n + 1 while another decides batch n: the
-                # decisions wait on the server (lookups, bulk writes), which frees the GIL.
-                fingerprinter = Fingerprinter(config)
-                with ThreadPoolExecutor(1, thread_name_prefix="neardup-decide") as decider:
-                    deciding: Future[None] | None = None
-                    for batch in batches():
-                        fps = [fingerprinter.fingerprint(doc) for doc, repeated in batch
-                               if not repeated]
-                        if deciding is not None:
-                            deciding.result()
-                        deciding = decider.submit(emit, batch, fps)
-                    if deciding is not None:
-                        deciding.result()
-            elif workers is None:
-                for batch in batches():
-                    emit(batch, None)
-            else:  # the children fingerprint batch n + 1 while this process decides batch n
-                pending: tuple[list[Line], Callable[[], list[Fingerprint]]] | None = None
-                for batch in batches():
-                    docs = [doc for doc, repeated in batch if not repeated]
-                    started = (batch, workers.submit_many(docs))
-                    if pending is not None:
-                        emit(pending[0], _fingerprints_of(pending[1]))
-                    pending = started
-                if pending is not None:
-                    emit(pending[0], _fingerprints_of(pending[1]))
+        read: list[Document] = []  # every document read so far, in input order
+        try:
+            if args.df_pass:  # rarewords batch mode: DF of every readable document first
+                learn_frequencies(dedup, args.input)
+            bad_lines = decide_input(args, config, dedup, workers, decided, read)
+        except (NearDupError, KeyboardInterrupt) as exc:
+            stopped = True
+            return stop_partway(args, dedup, index, decided, read, exc)
         with open_output(args.output) as out:
-            write_verdicts(out, decided, dedup)
-        index.flush()
+            write_verdicts(out, decided, dedup.as_clusters_stand)
+        try:
+            index.flush()
+        except NearDupError as exc:  # every verdict is out; the index lacks some records
+            stopped = True
+            print(f"neardup: error: {exc}; all {len(decided):,} verdicts written, but the index "
+                  "did not record them all: run the same command again to complete",
+                  file=sys.stderr)
+            return 2
         if (note := warmup_note(config, index.document_count(), args.df_pass)) is not None:
             print(note, file=sys.stderr)
     finally:
         if workers is not None:
             workers.close()
-        index.close()
+        with contextlib.suppress(*(NearDupError,) if stopped else ()):  # said once already
+            index.close()
     if bad_lines:
         print(f"neardup: {bad_lines} input line(s) skipped as unreadable", file=sys.stderr)
         return 1
     return 0
+
+
+def decide_input(args: argparse.Namespace, config: NearDupConfig, dedup: Deduplicator,
+                 workers: FingerprintWorkers | None,
+                 decided: list[tuple[Document, Verdict | None]], read: list[Document]) -> int:
+    """Decide every document of the input in batches, appending to `decided` as each batch is
+    decided and to `read` as each line is read (what a run stopped partway reports). Returns
+    the number of unreadable lines."""
+    bad_lines = 0
+    with open_input(args.input) as lines:
+        # Through a generator of our own: a disabled tqdm closes what it iterates when closed
+        # (`yield from`), and stdin must stay open for a run stopped partway to read the rest.
+        progress = tqdm((line for line in lines), unit=" docs", disable=not sys.stderr.isatty(),
+                        file=sys.stderr)
+        seen_ids: set[str] = set()
+
+        def emit(batch: list[Line], fingerprints: list[Fingerprint] | None) -> None:
+            docs = [doc for doc, repeated in batch if not repeated]
+            with _whole_batch():
+                verdicts = iter(dedup.process_batch(docs, fingerprints))
+                decided.extend((doc, None if repeated else next(verdicts))
+                               for doc, repeated in batch)
+
+        def batches() -> Iterator[list[Line]]:
+            nonlocal bad_lines
+            batch: list[Line] = []
+            for number, line in enumerate(progress, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    doc = parse_document(line)
+                except InputError as exc:
+                    bad_lines += 1
+                    print(f"neardup: {args.input}:{number}: {exc}", file=sys.stderr)
+                    continue
+                batch.append((doc, doc.doc_id in seen_ids))
+                read.append(doc)
+                seen_ids.add(doc.doc_id)
+                if len(batch) >= args.batch:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
+
+        if workers is None and remote(config):
+            # This thread fingerprints batch n + 1 while another decides batch n: the
+            # decisions wait on the server (lookups, bulk writes), which frees the GIL.
+            fingerprinter = Fingerprinter(config)
+            with ThreadPoolExecutor(1, thread_name_prefix="neardup-decide") as decider:
+                deciding: Future[None] | None = None
+                for batch in batches():
+                    fps = [fingerprinter.fingerprint(doc) for doc, repeated in batch
+                           if not repeated]
+                    if deciding is not None:
+                        deciding.result()
+                    deciding = decider.submit(emit, batch, fps)
+                if deciding is not None:
+                    deciding.result()
+        elif workers is None:
+            for batch in batches():
+                emit(batch, None)
+        else:  # the children fingerprint batch n + 1 while this process decides batch n
+            pending: tuple[list[Line], Callable[[], list[Fingerprint]]] | None = None
+            for batch in batches():
+                docs = [doc for doc, repeated in batch if not repeated]
+                started = (batch, workers.submit_many(docs))
+                if pending is not None:
+                    emit(pending[0], _fingerprints_of(pending[1]))
+                pending = started
+            if pending is not None:
+                emit(pending[0], _fingerprints_of(pending[1]))
+    return bad_lines
+
+
+@contextlib.contextmanager
+def _whole_batch() -> Iterator[None]:
+    """Ctrl-C waits for the batch being decided in this (the main) thread: stopped halfway,
+    an index write would be half made (an entry without its lookup keys) and committed by the
+    flush that follows. The wait is one batch's decisions; elsewhere Ctrl-C acts at once."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield  # signals reach the main thread only (it waits for this batch), or are ignored
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def remote(config: NearDupConfig) -> bool:
@@ -174,12 +226,15 @@ Line = tuple[Document, bool]
 
 
 def write_verdicts(out: IO[str], decided: list[tuple[Document, Verdict | None]],
-                   dedup: Deduplicator) -> None:
+                   restate: Callable[[list[Verdict]], list[Verdict]],
+                   unchecked: Sequence[Document] = ()) -> None:
     """One line per input line, in input order, as the clusters stand at the end of the run
-    (`Deduplicator.as_clusters_stand`). A later line with an id seen before (a page crawled
-    twice into one feed) is the same document again, not a copy of it: it was not checked, and
-    its line is the first one's verdict with `"status": "repeated"`."""
-    final = iter(dedup.as_clusters_stand([v for _, v in decided if v is not None]))
+    (`restate`: `Deduplicator.as_clusters_stand`). A later line with an id seen before (a page
+    crawled twice into one feed) is the same document again, not a copy of it: it was not
+    checked, and its line is the first one's verdict with `"status": "repeated"`. `unchecked`:
+    the documents after `decided` that a run stopped partway never decided, each written as
+    its own cluster with `"status": "unchecked"`."""
+    final = iter(restate([v for _, v in decided if v is not None]))
     records: dict[str, dict[str, Any]] = {}
     for doc, verdict in decided:
         if verdict is None:
@@ -191,6 +246,65 @@ def write_verdicts(out: IO[str], decided: list[tuple[Document, Verdict | None]],
             records[doc.doc_id] = record
         out.write(json.dumps(record, ensure_ascii=False))
         out.write("\n")
+    for doc in unchecked:
+        record = verdict_record(Verdict(doc.doc_id, status="unchecked"))
+        if doc.url:
+            record["url"] = doc.url
+        out.write(json.dumps(record, ensure_ascii=False))
+        out.write("\n")
+
+
+def stop_partway(args: argparse.Namespace, dedup: Deduplicator, index: FingerprintIndex,
+                 decided: list[tuple[Document, Verdict | None]], read: list[Document],
+                 exc: BaseException) -> int:
+    """End a run the index failed or Ctrl-C stopped: a line for every input document (the
+    decided ones as the clusters stand, the others `unchecked`), what was recorded flushed if
+    the index lets it, and one line saying so. The same command run again completes the job:
+    pages recorded under the same id and content are recognised (verdict/recrawl.py)."""
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    rest = read[len(decided):]
+    # The rest of a file is read again (cheap, never blocks); stdin is read on to its end
+    # unless Ctrl-C stopped the run (whoever feeds it was likely stopped too).
+    rest += rest_of_input(args.input, len(read), stdin=not interrupted)
+    verdicts_left = [v for _, v in decided if v is not None]
+
+    def restate(verdicts: list[Verdict]) -> list[Verdict]:
+        try:
+            return dedup.as_clusters_stand(verdicts)
+        except NearDupError:  # the index is away: as each page was decided
+            return verdicts
+
+    with open_output(args.output) as out:
+        write_verdicts(out, decided, restate if verdicts_left else lambda v: v, rest)
+    with contextlib.suppress(NearDupError):
+        index.flush()
+    what = "interrupted (Ctrl-C)" if interrupted else f"error: {exc}"
+    total = len(decided) + len(rest)
+    print(f"neardup: {what}; {len(decided):,} of {total:,} documents checked, the "
+          f"other {len(rest):,} written with status unchecked; run the same command again "
+          "to complete", file=sys.stderr)
+    return 128 + signal.SIGINT if interrupted else 2
+
+
+def rest_of_input(path: Path, skip: int, *, stdin: bool) -> list[Document]:
+    """The documents of the input after the first `skip` readable ones (stdin: those not read
+    yet, when `stdin`)."""
+    if str(path) == "-" and not stdin:
+        return []
+    rest: list[Document] = []
+    seen = 0 if str(path) != "-" else skip  # stdin goes on where the run stopped
+    with open_input(path) as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                doc = parse_document(line)
+            except InputError:
+                continue  # reported by the run that reaches it
+            seen += 1
+            if seen > skip:
+                rest.append(doc)
+    return rest
 
 
 def warmup_note(config: NearDupConfig, documents: int, df_pass: bool) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from neardup_pipeline.cli.options import (
     config_from_args,
     es_settings,
 )
-from neardup_pipeline.errors import ConfigError, ReportError
+from neardup_pipeline.errors import ConfigError, NearDupError, ReportError
 from neardup_pipeline.hygiene.fields import ID_FIELD, FieldSpec
 from neardup_pipeline.hygiene.options import HygieneOptions, RunResult
 from neardup_pipeline.hygiene.run import run_hygiene
@@ -27,6 +28,10 @@ from neardup_pipeline.hygiene.run import run_hygiene
 DEFAULT_REPORT = Path("hygiene-report.html")
 BULK_TIMEOUT = 60.0  # seconds per request, unless --es-request-timeout or its variable says
 REQUEST_TIMEOUT = "NEARDUP_ES_REQUEST_TIMEOUT"
+
+
+# Why documents were left out of the comparison, in the order the summary lists them.
+NOT_CHECKED = ("no_text", "not_html", "bad_field", "repeated_id", "gone")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -112,12 +117,23 @@ def cmd_hygiene(args: argparse.Namespace) -> int:
     bar = tqdm(unit=" docs", disable=not sys.stderr.isatty(), file=sys.stderr, smoothing=0.1,
                dynamic_ncols=True)
 
+    progress: list[int] = []  # [total, documents committed], once the index is counted
+
     def start(total: int, done: int) -> None:
+        progress[:] = [total, done]
         bar.reset(total=total)
         bar.update(done)
 
+    def read(n: int) -> None:  # called once a window is committed behind the checkpoint
+        progress[1] += n
+        bar.update(n)
+
     try:
-        result = run_hygiene(options, start, bar.update)
+        result = run_hygiene(options, start, read)
+    except (NearDupError, KeyboardInterrupt) as exc:
+        bar.close()
+        print(stopped_line(options, exc, progress), file=sys.stderr)
+        return 128 + signal.SIGINT if isinstance(exc, KeyboardInterrupt) else 2
     finally:
         bar.close()
     if options.dry_run:
@@ -126,6 +142,21 @@ def cmd_hygiene(args: argparse.Namespace) -> int:
     for problem, n in result.problems.most_common():
         print(f"neardup: {n:,} document(s) tagged bad_field: {problem}", file=sys.stderr)
     return 0
+
+
+def stopped_line(options: HygieneOptions, exc: BaseException, progress: list[int]) -> str:
+    """The one line of a run an index failure or Ctrl-C stopped: what happened, how far it got,
+    how to go on. Windows are committed behind the checkpoint, so the same command resumes after
+    the last one committed (a window caught halfway is undone and checked again)."""
+    what = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else f"error: {exc}"
+    if options.dry_run:
+        return f"neardup: {what}; a dry run keeps nothing: run it again"
+    if not progress:
+        return f"neardup: {what}; nothing marked yet: run the same command again"
+    total, done = progress
+    work = "staged" if options.slice_ is not None else "marked"
+    return (f"neardup: {what}; {done:,} of {total:,} documents {work} and saved in the "
+            "checkpoint; run the same command again to resume from it")
 
 
 def summary_line(options: HygieneOptions, result: RunResult) -> str:
@@ -146,8 +177,7 @@ def summary_line(options: HygieneOptions, result: RunResult) -> str:
     target = f"side index {options.into}" if options.into else f"index {options.index}"
     verb = "would be written to" if options.dry_run else "written to"
     resumed = ", resumed from its checkpoint" if result.resumed else ""
-    tagged = ", ".join(f"{c[k]:,} {k}" for k in ("no_text", "bad_field", "repeated_id", "gone")
-                       if c[k])
+    tagged = ", ".join(f"{c[k]:,} {k}" for k in NOT_CHECKED if c[k])
     if options.finish:
         tagged = ", ".join(filter(None, (f"{c['from_slices']:,} fingerprinted by the slices",
                                          tagged)))

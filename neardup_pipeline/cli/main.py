@@ -52,6 +52,12 @@ def _run(argv: Sequence[str] | None) -> int:
             raise
         print(f"neardup: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # A command that can say more (how far it got, how to resume) says it and returns 130
+        # itself; this is the one line for the others, never a traceback.
+        print(f"neardup: interrupted (Ctrl-C); {args.command} stopped before it completed",
+              file=sys.stderr)
+        return 128 + signal.SIGINT
 
 
 def _stdout_closed() -> bool:

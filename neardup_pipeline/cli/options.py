@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from neardup_pipeline.config import METHOD_CHOICES, NearDupConfig
+from neardup_pipeline.index.elastic.credentials import url_credentials
 from neardup_pipeline.index.elastic.environment import with_environment
+from neardup_pipeline.index.elastic.redaction import split_userinfo
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.methods.anchors.method import AnchorsSettings
 from neardup_pipeline.methods.minhash import MODES, MinhashSettings
@@ -165,6 +168,7 @@ _ES_FLAGS = {"ca_certs": "es_ca_certs", "verify_certs": "es_verify_certs",
 
 def es_flag_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The connection flags given on the command line, by flat setting name."""
+    warn_password_in_url(args)
     return {f"es_{field}": getattr(args, dest) for field, dest in _ES_FLAGS.items()
             if getattr(args, dest, None) is not None}
 
@@ -173,10 +177,32 @@ def es_settings(args: argparse.Namespace,
                 base: ElasticSettings | None = None) -> ElasticSettings:
     """The Elasticsearch settings of a command: `base` (default: the defaults), its fields
     still at their defaults taken from the NEARDUP_ES_* variables, then the flags on top."""
+    warn_password_in_url(args)
     settings = with_environment(base or ElasticSettings(), os.environ)
     flags = {field: getattr(args, dest) for field, dest in _ES_FLAGS.items()
              if getattr(args, dest, None) is not None}
     return dataclasses.replace(settings, **flags) if flags else settings
+
+
+# The options that take an Elasticsearch URL, by argparse dest.
+_URL_OPTIONS = {"es": "--es", "backend": "--backend"}
+
+
+def warn_password_in_url(args: argparse.Namespace) -> None:
+    """One line on stderr when a URL on the command line holds a password: any user of the
+    machine reads it in `ps` (/proc) for the whole run, and the shell history keeps it. Never
+    the password; the way that keeps it out of both."""
+    for dest, option in _URL_OPTIONS.items():
+        url = getattr(args, dest, None)
+        if not isinstance(url, str):
+            continue
+        _, userinfo = split_userinfo(url)
+        if userinfo is not None and url_credentials(userinfo)[1]:
+            print(f"neardup: warning: the {option} URL holds a password, which other users "
+                  "of this machine can read in `ps` for the whole run (and the shell history "
+                  "keeps): set NEARDUP_ES_USERNAME and NEARDUP_ES_PASSWORD (or "
+                  "NEARDUP_ES_BASIC_AUTH=user,password) in the environment instead",
+                  file=sys.stderr)
 
 
 def positive_seconds(value: str) -> float:

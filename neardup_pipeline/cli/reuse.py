@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from typing import IO, Any
 
 from neardup_pipeline.cli.inputs import corpus_documents, open_output, parse_document
 from neardup_pipeline.config import NearDupConfig
-from neardup_pipeline.errors import ConfigError, InputError
+from neardup_pipeline.errors import ConfigError, InputError, NearDupError
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 from neardup_pipeline.reuse import ReuseFinder, ReuseSettings, SourceReuse
 from neardup_pipeline.reuse.index import MemoryPassageIndex, PassageIndex
@@ -76,14 +78,18 @@ def cmd_reuse(args: argparse.Namespace) -> int:
             raise ConfigError("with --index, give only the suspects: "
                               "neardup reuse --index SOURCES.db SUSPECTS.jsonl")
         with SqlitePassageIndex(args.index, create=False) as store:
-            find_all(ReuseFinder(store, settings), reader, inputs[0], args.output)
+            stopped = find_all(ReuseFinder(store, settings), reader, inputs[0], args.output)
+        if stopped is not None:
+            return stopped
     else:
         if len(inputs) != 2:
             raise ConfigError(f"give the sources and the suspects:{USAGE}")
         index: PassageIndex = MemoryPassageIndex()
         finder = ReuseFinder(index, settings)
         index_sources(finder, reader, inputs[0])
-        find_all(finder, reader, inputs[1], args.output)
+        stopped = find_all(finder, reader, inputs[1], args.output)
+        if stopped is not None:
+            return stopped
     if reader.bad_lines:
         print(f"neardup: {reader.bad_lines} input line(s) skipped as unreadable",
               file=sys.stderr)
@@ -171,13 +177,60 @@ def index_sources(finder: ReuseFinder, reader: DocumentReader, path: Path) -> in
 
 
 def find_all(finder: ReuseFinder, reader: DocumentReader, path: Path,
-             output: Path | None) -> None:
-    """One output line per readable suspect, in input order."""
-    with open_output(output) as out:
-        for doc in reader.read(path):
-            found = finder.find(doc.text)
-            out.write(json.dumps(reuse_record(doc, found), ensure_ascii=False))
-            out.write("\n")
+             output: Path | None) -> int | None:
+    """One output line per readable suspect, in input order. None when every suspect was
+    looked up; else the exit status of a run the index or Ctrl-C stopped partway, whose one
+    line is printed: the suspects not looked up are written `"status": "unchecked"`, and the
+    same command run again completes (the index is only read)."""
+    done = 0
+    looking_up: str | None = None  # the suspect being looked up (stdin cannot read it again)
+    try:
+        with open_output(output) as out:
+            try:
+                for doc in reader.read(path):
+                    looking_up = doc.doc_id
+                    found = finder.find(doc.text)
+                    out.write(json.dumps(reuse_record(doc, found), ensure_ascii=False) + "\n")
+                    done, looking_up = done + 1, None
+            except (NearDupError, KeyboardInterrupt) as exc:
+                interrupted = isinstance(exc, KeyboardInterrupt)
+                rest = _ids_after(path, done, stdin=not interrupted)
+                if str(path) == "-" and looking_up is not None:
+                    rest.insert(0, looking_up)
+                for doc_id in rest:
+                    out.write(json.dumps({"id": doc_id, "sources": [], "status": "unchecked"},
+                                         ensure_ascii=False) + "\n")
+                what = "interrupted (Ctrl-C)" if interrupted else f"error: {exc}"
+                print(f"neardup: {what}; {done:,} of {done + len(rest):,} suspects checked, the "
+                      f"other {len(rest):,} written with status unchecked; run the same command "
+                      "again to complete", file=sys.stderr)
+                return 128 + signal.SIGINT if interrupted else 2
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        print(f"neardup: error: the disk holding {output or 'stdout'} is full ({exc.strerror}); "
+              f"{done:,} suspects written before it filled; free space there, then run the "
+              "same command again", file=sys.stderr)
+        return 2
+    return None
+
+
+def _ids_after(path: Path, skip: int, *, stdin: bool) -> list[str]:
+    """Ids of the readable documents of `path` after the first `skip` (stdin: those not read
+    yet, when `stdin`), unreadable lines left out as the run leaves them out."""
+    if path.is_dir():
+        return [doc.doc_id for doc in corpus_documents(path)][skip:]
+    if str(path) == "-" and not stdin:
+        return []
+    ids: list[str] = []
+    with _open_bytes(path) as lines:
+        for raw in lines:
+            if raw.strip():
+                try:
+                    ids.append(parse_document(raw.decode("utf-8", errors="replace")).doc_id)
+                except InputError:
+                    continue
+    return ids if str(path) == "-" else ids[skip:]
 
 
 def reuse_record(doc: Text, found: list[SourceReuse]) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def from_record(fingerprinter: Fingerprinter, record: dict[str, Any]) -> Fingerp
             signature = dataclasses.replace(signature, **arrays)
         signatures[name] = signature
     status = str(record["status"])
-    if status not in ("ok", "no_text"):
+    if status not in ("ok", "no_text", "not_html"):
         raise ValueError(f"unknown status {status!r}")
     return Fingerprint(
         str(record["doc_id"]), cast(Any, status), signatures,

@@ -14,7 +14,7 @@ from neardup_pipeline.index.base import IndexEntry, cluster_of
 from neardup_pipeline.verdict.clusters import cluster_members, doc_id_of
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 
-NO_TEXT, REPEATED_ID = "no_text", "repeated_id"
+REPEATED_ID = "repeated_id"
 
 
 class Judge:
@@ -90,9 +90,9 @@ class Judge:
                             for item, doc in zip(chunk, docs, strict=True)]
         verdicts = self.dedup.process_batch(docs, fingerprints)
         for item, verdict in zip(chunk, verdicts, strict=True):
-            if verdict.status != "ok":
-                self.counts[NO_TEXT] += 1
-                marks[item.doc_id] = tagged(item.doc_id, item.es_id, NO_TEXT)
+            if verdict.status != "ok":  # no_text, not_html
+                self.counts[verdict.status] += 1
+                marks[item.doc_id] = tagged(item.doc_id, item.es_id, verdict.status)
                 continue
             self.counts["checked"] += 1
             if verdict.is_duplicate:

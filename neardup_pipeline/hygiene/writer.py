@@ -16,6 +16,7 @@ from elasticsearch import ApiError, BadRequestError, helpers
 from neardup_pipeline.errors import IndexFailure
 from neardup_pipeline.hygiene.judge import REPEATED_ID
 from neardup_pipeline.hygiene.marks import MARK_MAPPING, Mark
+from neardup_pipeline.index.elastic.blocks import WritesRefused, block_fix
 from neardup_pipeline.index.elastic.connection import Connection, describe, error_type
 from neardup_pipeline.index.elastic.documents import es_id
 
@@ -61,9 +62,13 @@ class _BulkWriter:
         others = [op for op in failed if op not in gone]
         if others:
             first = others[0]
-            raise IndexFailure(
+            error = first.get("error")
+            reason = str(error.get("reason", error)) if isinstance(error, dict) else str(error)
+            fix = block_fix(reason, self.target)
+            refused = WritesRefused if fix is not None else IndexFailure
+            raise refused(
                 f"Elasticsearch refused {len(others)} of {len(actions)} marks in "
-                f"{self.target!r}: {first.get('_id')}: {first.get('error')}")
+                f"{self.target!r}: {first.get('_id')}: {reason}" + (f": {fix}" if fix else ""))
         return len(gone)
 
     def refresh(self) -> None:

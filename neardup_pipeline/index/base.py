@@ -7,7 +7,7 @@ import json
 import logging
 import threading
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeGuard, TypeVar, runtime_checkable
 
@@ -202,17 +202,46 @@ def memberships(index: FingerprintIndex, ids: Iterable[str]) -> dict[str, Member
 
 
 def params_mismatch(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str | None:
-    """A readable description of how two parameter sets differ, or None when they agree."""
+    """How two parameter sets differ, one short clause per differing value
+    (`simhash k: the index has 3, the settings 2`), or None when they agree."""
     a = json.loads(json.dumps(stored, sort_keys=True))
     b = json.loads(json.dumps(wanted, sort_keys=True))
     if a == b:
         return None
-    diffs = [
-        f"{key}: index has {a.get(key)!r}, configuration wants {b.get(key)!r}"
-        for key in sorted(set(a) | set(b))
-        if a.get(key) != b.get(key)
-    ]
-    return "; ".join(diffs)
+    diffs = list(_differences(a, b, ()))
+    shown = "; ".join(diffs[:_SHOWN_DIFFERENCES])
+    more = len(diffs) - _SHOWN_DIFFERENCES
+    return f"{shown}; and {more} more" if more > 0 else shown
+
+
+_SHOWN_DIFFERENCES = 4
+_SHOWN_VALUE_CHARS = 40
+
+
+def _differences(a: Any, b: Any, path: tuple[str, ...]) -> Iterator[str]:
+    """The differing leaves of two JSON values, named by their path."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            where = (*path, key)
+            if key not in a:
+                yield f"{_label(where)}: the settings have it, the index not"
+            elif key not in b:
+                yield f"{_label(where)}: the index has it, the settings not"
+            elif a[key] != b[key]:
+                yield from _differences(a[key], b[key], where)
+        return
+    yield f"{_label(path)}: the index has {_shown(a)}, the settings {_shown(b)}"
+
+
+def _label(path: tuple[str, ...]) -> str:
+    """`("methods", "simhash", "k")` -> `simhash k`: a method's name says what it is."""
+    parts = path[1:] if path[:1] == ("methods",) and len(path) > 1 else path
+    return " ".join(parts) or "parameters"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= _SHOWN_VALUE_CHARS else text[: _SHOWN_VALUE_CHARS - 3] + "..."
 
 
 # Optional capabilities of a backend. The pipeline tests them once, when it opens the index.

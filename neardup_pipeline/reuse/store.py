@@ -19,6 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from neardup_pipeline.errors import IndexFailure, IndexParamsError
+from neardup_pipeline.index.sqlite.failures import (
+    BUSY_TIMEOUT,
+    sqlite_errors,
+    translate,
+    translated,
+)
 from neardup_pipeline.reuse.index import Postings
 from neardup_pipeline.reuse.tokens import I64Array, Tokens
 from neardup_pipeline.sketch.rabin import U64Array
@@ -47,7 +53,10 @@ _BATCH = 500  # hashes per SELECT (SQLite allows 999 or more bound values)
 
 class SqlitePassageIndex:
     """Sources and their fingerprints in an SQLite file; `create=False` opens an existing one
-    read-only (a query never writes beside it)."""
+    read-only (a query never writes beside it). sqlite3's errors leave as the project's
+    (index/sqlite/failures.py): a full disk, a file locked by another process, a damaged file."""
+
+    AFRESH = "build it again with `neardup reuse index SOURCES.jsonl -o FILE`"
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
@@ -57,14 +66,20 @@ class SqlitePassageIndex:
         try:
             if create:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(self.path)
+                self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT)
                 self._db.executescript(_SCHEMA)
             else:
-                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                           timeout=BUSY_TIMEOUT)
             self._db.execute("SELECT 1 FROM reuse_sources LIMIT 1").fetchall()
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(reuse_sources)")}
-        except sqlite3.DatabaseError as exc:
-            raise IndexFailure(f"{self.path} is not a neardup reuse index: {exc}") from exc
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if "file is not a database" in str(exc) or "no such table" in str(exc):
+                raise IndexFailure(f"{self.path} is not a neardup reuse index: {exc}") from exc
+            failure = translate(exc, str(self.path), self.AFRESH)
+            if failure is None:
+                raise
+            raise failure from exc
         if "words" not in columns:
             self._db.close()
             raise IndexFailure(f"{self.path} is a reuse index of an earlier format (no word "
@@ -73,6 +88,7 @@ class SqlitePassageIndex:
         self._languages: set[str | None] | None = None
         self._cache: dict[int, tuple[str, Tokens]] = {}
 
+    @translated
     def ensure_params(self, params: Mapping[str, object]) -> None:
         wanted = json.dumps(dict(params), sort_keys=True)
         row = self._db.execute("SELECT value FROM reuse_params WHERE name = ?",
@@ -86,6 +102,7 @@ class SqlitePassageIndex:
             raise IndexParamsError(f"{self.path} was built with {row[0]}, not {wanted}: "
                                    "query it with the same settings, or rebuild it")
 
+    @translated
     def add(self, doc_id: str, tokens: Tokens, fingerprints: I64Array, text: str) -> bool:
         spans = np.stack([tokens.starts, tokens.ends]).astype(np.int64)
         cursor = self._db.execute(
@@ -105,12 +122,14 @@ class SqlitePassageIndex:
                                                              fingerprints.tolist(), strict=True)))
         return True
 
+    @translated
     def languages(self) -> set[str | None]:
         if self._languages is None:
             rows = self._db.execute("SELECT DISTINCT language FROM reuse_sources")
             self._languages = {row[0] for row in rows}
         return self._languages
 
+    @translated
     def postings(self, hashes: U64Array, language: str | None) -> Postings:
         signed = hashes.view(np.int64).tolist()
         where: dict[int, list[int]] = {}
@@ -134,6 +153,7 @@ class SqlitePassageIndex:
         return Postings(np.array(query, dtype=np.int64), np.array(source, dtype=np.int64),
                         np.array(position, dtype=np.int64))
 
+    @translated
     def source(self, number: int) -> tuple[str, Tokens]:
         found = self._cache.get(number)
         if found is None:
@@ -149,13 +169,17 @@ class SqlitePassageIndex:
 
     def texts(self, ids: set[str] | None = None) -> Iterator[tuple[str, str]]:
         """(id, text) of the stored sources, all or those of `ids`."""
-        for doc_id, text in self._db.execute("SELECT id, text FROM reuse_sources ORDER BY num"):
-            if ids is None or doc_id in ids:
-                yield doc_id, zlib.decompress(text).decode("utf-8")
+        with sqlite_errors(str(self.path), self.AFRESH):
+            for doc_id, text in self._db.execute(
+                    "SELECT id, text FROM reuse_sources ORDER BY num"):
+                if ids is None or doc_id in ids:
+                    yield doc_id, zlib.decompress(text).decode("utf-8")
 
+    @translated
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM reuse_sources").fetchone()[0])
 
+    @translated
     def close(self) -> None:
         try:
             self._db.commit()

@@ -17,11 +17,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlparse
+
+if TYPE_CHECKING:
+    from neardup_pipeline.config import NearDupConfig
 
 DEMO_BACKEND = "sqlite:neardup-demo.sqlite"
 CRAWL_BACKEND = "sqlite:neardup-crawl.sqlite"
+# The demo's own index on Elasticsearch, which its fresh start may delete: never a crawl's.
+DEMO_FINGERPRINT_INDEX = "neardup-demo"
 DEMO_SITE = Path(__file__).resolve().parent / "demo_site"
 NEAREST_LIMIT = 500  # pages; the "nearest page" note is a pairwise scan, for small crawls only
 
@@ -42,32 +47,54 @@ class Outcome:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run one crawl and print its summary; 0 when the spider finished (or hit --max-pages)."""
+    """Run one crawl and print its summary; 0 when the spider finished (or hit --max-pages)
+    and neardup's part is done (else the finish reason says why, e.g. neardup_incomplete)."""
     from scrapy.exceptions import NotConfigured
 
     from neardup_pipeline.config import NearDupConfig
-    from neardup_pipeline.errors import ConfigError
-    from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
+    from neardup_pipeline.errors import NearDupError
+    from neardup_pipeline.scrapy.stats import INCOMPLETE_REASON
 
     demo = args.url is None
-    fresh = demo if args.fresh is None else bool(args.fresh)
     try:
         settings = _settings(args, demo)
         config = NearDupConfig.from_settings(settings)  # misconfiguration fails here, clearly
-    except (ConfigError, NotConfigured, ValueError) as exc:
+        fresh = _start_fresh(config, demo, args.fresh)
+    except (NearDupError, NotConfigured, ValueError) as exc:
         print(f"neardup crawl: {exc}", file=sys.stderr)
         return 2
-    if fresh and config.backend.startswith(SQLITE_SCHEME):
-        _delete_sqlite(Path(sqlite_path(config.backend)))
-    elif args.fresh:
-        print("neardup crawl: --fresh only deletes SQLite index files", file=sys.stderr)
-        return 2
-    else:
-        fresh = config.backend == "memory"
     with _serve(DEMO_SITE) if demo else _no_server(args.url) as start_url:
         outcomes, stats = _crawl(settings, start_url)
     _print_summary(sys.stdout, start_url, config, outcomes, stats, demo=demo, fresh=fresh)
+    if stats.get("finish_reason") == INCOMPLETE_REASON:
+        print(f"neardup crawl: not complete: {stats.get('neardup/spool/pending', 0)} spooled "
+              f"fingerprints and writes wait for the index, "
+              f"{stats.get('neardup/unrecorded', 0)} pages were not recorded (the log says "
+              "why); run the crawl again once the index takes writes", file=sys.stderr)
     return 0 if stats.get("finish_reason") in ("finished", "closespider_pagecount") else 1
+
+
+def _start_fresh(config: NearDupConfig, demo: bool, asked: bool | None) -> bool:
+    """Delete what an earlier run left when asked (`--fresh`; the demo by default, on its own
+    index only); whether this run starts from an empty index."""
+    from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
+
+    backend = config.backend
+    if backend == "memory":
+        return True
+    remote = not backend.startswith(SQLITE_SCHEME)
+    own = not remote or config.elastic.fingerprint_index == DEMO_FINGERPRINT_INDEX
+    if not (asked if asked is not None else demo and own):
+        return False
+    if not remote:
+        _delete_sqlite(Path(sqlite_path(backend)))
+        return True
+    from neardup_pipeline.index.elastic.fresh import delete_crawl_indices
+
+    deleted = delete_crawl_indices(config)
+    if deleted:
+        print(f"neardup crawl: fresh start: deleted {', '.join(deleted)}", file=sys.stderr)
+    return True
 
 
 def _settings(args: argparse.Namespace, demo: bool) -> Any:
@@ -81,6 +108,8 @@ def _settings(args: argparse.Namespace, demo: bool) -> Any:
     elif settings.get("NEARDUP_BACKEND") is None:
         settings.set("NEARDUP_BACKEND", DEMO_BACKEND if demo else CRAWL_BACKEND,
                      priority="cmdline")
+    if demo and settings.get("NEARDUP_FINGERPRINT_INDEX") is None:  # on Elasticsearch
+        settings.set("NEARDUP_FINGERPRINT_INDEX", DEMO_FINGERPRINT_INDEX, priority="cmdline")
     if args.action:
         settings.set("NEARDUP_ACTION", args.action, priority="cmdline")
     if args.methods:

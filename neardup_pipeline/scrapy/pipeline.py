@@ -18,6 +18,7 @@ from scrapy.utils.defer import deferred_from_coro
 from neardup_pipeline.config import NearDupConfig, unknown_scrapy_settings
 from neardup_pipeline.errors import (
     AccessRefused,
+    ConfigError,
     ConnectionSetupError,
     IndexParamsError,
     IndexUnavailable,
@@ -27,7 +28,8 @@ from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.scrapy.check import PageChecker, choose_checker
 from neardup_pipeline.scrapy.check.worker import WorkerThread
 from neardup_pipeline.scrapy.late import LateDuplicates
-from neardup_pipeline.scrapy.stats import STATS_PREFIX, CrawlStats
+from neardup_pipeline.scrapy.refused import RefusedSettings
+from neardup_pipeline.scrapy.stats import STATS_PREFIX, CrawlStats, FinishReason
 from neardup_pipeline.text.decode import decode_html
 from neardup_pipeline.text.extract import walk_in_use
 from neardup_pipeline.text.sniff import binary_kind
@@ -64,6 +66,7 @@ class NearDupPipeline:
         self.config = config
         self.crawler = crawler
         self.stats = CrawlStats(crawler.stats)
+        self._finish = FinishReason(crawler.stats, crawler.signals)  # neardup_incomplete
         self._worker = WorkerThread()
         self._checker: PageChecker | None = None
         self._warned_fields: set[str] = set()
@@ -74,7 +77,7 @@ class NearDupPipeline:
         self._late = LateDuplicates(crawler, self.stats, config.scrapy.late_duplicates_file)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
+    def from_crawler(cls, crawler: Crawler) -> Self | RefusedSettings:
         names = (name for name in crawler.settings if isinstance(name, str))
         for name, closest in unknown_scrapy_settings(names).items():
             hint = f"; did you mean {closest}?" if closest else ""
@@ -82,8 +85,11 @@ class NearDupPipeline:
                            "the NEARDUP_* settings)", name, hint)
         if not crawler.settings.getbool("NEARDUP_ENABLED", True):
             raise NotConfigured("NEARDUP_ENABLED is False")
-        # A bad setting fails here, at start, with the setting's name in the message.
-        return cls(NearDupConfig.from_settings(crawler.settings), crawler)
+        try:
+            config = NearDupConfig.from_settings(crawler.settings)
+        except ConfigError as exc:  # named in the log at open_spider, which closes the crawl
+            return RefusedSettings(exc)
+        return cls(config, crawler)
 
     async def open_spider(self) -> None:
         self._late.open()
@@ -111,13 +117,14 @@ class NearDupPipeline:
             if checker is not None:
                 await checker.close()
                 self.stats.publish(checker.counts())
+                self._finish.note(checker.counts())
         finally:
             self._worker.stop()
             self._late.close()
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
-        self.stats.inc("checked")
+        self.stats.inc("items")  # every item; `checked`: those compared with the index
         unchecked = self._unchecked_status(adapter)
         if unchecked is not None:  # kept, tagged, counted; never compared nor indexed
             self.stats.inc(unchecked)
@@ -178,6 +185,7 @@ class NearDupPipeline:
             self.stats.inc(verdict.status)
             self._set(adapter, fields.status, verdict.status)
             return item
+        self.stats.inc("checked")
         if not verdict.is_duplicate:
             self.stats.inc("unique")
             if self.config.scrapy.action == "tag":
@@ -305,13 +313,40 @@ class NearDupPipeline:
 
 
 def _start_failure(exc: NearDupError) -> tuple[str, str]:
-    """The finish reason of a crawl neardup could not start, and what the operator can do."""
+    """The finish reason of a crawl neardup could not start, and what the operator can do:
+    one reason per cause, so a monitor of finish reasons can tell them apart."""
+    from neardup_pipeline.errors import (
+        CaFileError,
+        CertificateUntrusted,
+        IndexDamaged,
+        IndexDiskFull,
+        IndexLocked,
+        NotElasticsearch,
+        TemplatesMissing,
+        TlsMismatch,
+        UnsupportedServer,
+    )
+
+    if isinstance(exc, IndexLocked):  # an SQLite file another process holds: its message says
+        return "neardup_index_locked", ""
+    if isinstance(exc, IndexDiskFull):
+        return "neardup_index_disk_full", ""
+    if isinstance(exc, IndexDamaged):
+        return "neardup_index_damaged", ""
     if isinstance(exc, IndexUnavailable):
         return "neardup_index_unavailable", " (NEARDUP_ES_START = 'degraded' starts without it)"
     if isinstance(exc, IndexParamsError):
         return "neardup_index_params", ""
     if isinstance(exc, AccessRefused):
         return "neardup_es_access_refused", ""
-    if isinstance(exc, ConnectionSetupError):
+    if isinstance(exc, CertificateUntrusted | TlsMismatch | CaFileError):
         return "neardup_es_tls", ""
+    if isinstance(exc, TemplatesMissing):
+        return "neardup_es_templates", ""
+    if isinstance(exc, NotElasticsearch):
+        return "neardup_es_not_elasticsearch", ""
+    if isinstance(exc, UnsupportedServer):
+        return "neardup_es_unsupported", ""
+    if isinstance(exc, ConnectionSetupError):
+        return "neardup_es_setup", ""
     return "neardup_not_started", ""

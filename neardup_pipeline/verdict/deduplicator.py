@@ -50,7 +50,7 @@ from neardup_pipeline.verdict.decision import (
 from neardup_pipeline.verdict.declared import CANONICAL_META, names_other
 from neardup_pipeline.verdict.pruning import beyond_reach, cluster_queues
 from neardup_pipeline.verdict.recrawl import changed, leave
-from neardup_pipeline.verdict.verdict import Verdict
+from neardup_pipeline.verdict.verdict import Verdict, not_compared
 from neardup_pipeline.verdict.warmup_replay import WarmupReplay
 
 __all__ = ["Decided", "Deduplicator", "Verdict"]  # its results
@@ -90,7 +90,7 @@ class Deduplicator:
         """Verdict for `doc` against what the index holds (the index is not changed)."""
         fp = self.fingerprinter.fingerprint(doc, self.index)  # the index keeps DF (rarewords)
         if fp.status != "ok":
-            return Verdict(doc.doc_id, "no_text", reason="no words to compare"), fp
+            return not_compared(doc.doc_id, fp.status), fp
         return self.verdict_for(fp), fp
 
     def verdict_for(self, fp: Fingerprint) -> Verdict:
@@ -279,7 +279,7 @@ class Deduplicator:
         both). Doc ids are URLs where pages declare canonicals, as in a crawl."""
         name = fp.doc_id
         if fp.status != "ok":
-            verdict = Verdict(fp.doc_id, "no_text", reason="no words to compare")
+            verdict = not_compared(fp.doc_id, fp.status)
         else:
             found = self._verify_candidates(fp, self._find_previous(fp))
             self._declared_matches(fp, url, found)

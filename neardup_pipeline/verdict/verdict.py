@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-VerdictStatus = Literal["ok", "no_text", "error", "unchecked"]
+VerdictStatus = Literal["ok", "no_text", "not_html", "error", "unchecked"]
+
+# Why a document was not compared, by the status its fingerprint gave.
+NOT_COMPARED = {
+    "no_text": "no words to compare",
+    "not_html": "not text: an image, an archive or control characters",
+}
 
 
 @dataclass(frozen=True)
@@ -39,3 +45,8 @@ class Verdict:
     @property
     def is_duplicate(self) -> bool:
         return self.duplicate_of is not None
+
+
+def not_compared(doc_id: str, status: Literal["no_text", "not_html"]) -> Verdict:
+    """The verdict of a document whose fingerprint has no words: kept, never compared."""
+    return Verdict(doc_id, status, reason=NOT_COMPARED[status])

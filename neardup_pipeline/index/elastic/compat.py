@@ -16,11 +16,17 @@ it needs the same cluster privilege, `monitor`. It carries the first request's h
 credentials: a server checks the media type after authentication and before authorization, so
 a 403 (no `monitor`) still tells whether the version is accepted, only not which release runs.
 A 401 tells nothing: the question is asked again before the next request.
+
+The answer also tells whether Elasticsearch answered at all: it marks its answers with the
+header `X-Elastic-Product` (all but a 401 of its security layer, which is JSON with an `error`).
+Another HTTP server at the URL (a web server on the wrong port) is a `NotElasticsearch` error
+naming the URL and what it answered, not a crash on a body that is not JSON.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import threading
@@ -30,16 +36,19 @@ from typing import TYPE_CHECKING, Any
 
 import elasticsearch
 from elastic_transport import (
+    ApiResponseMeta,
     AsyncTransport,
     HttpHeaders,
     NodeConfig,
+    SerializationError,
     Transport,
     TransportApiResponse,
 )
 from elastic_transport.client_utils import DEFAULT
 from elasticsearch import Elasticsearch
 
-from neardup_pipeline.errors import UnsupportedServer
+from neardup_pipeline.errors import NotElasticsearch, UnsupportedServer
+from neardup_pipeline.index.elastic.redaction import scrub
 
 if TYPE_CHECKING:
     from elasticsearch import AsyncElasticsearch
@@ -63,6 +72,15 @@ PROBE = "/_nodes/_local?filter_path=nodes.*.version"
 _COMPAT = re.compile(r"compatible-with=\d+")
 _VERSION = re.compile(r"^(\d+)\.(\d+)")
 _MEDIA_TYPES = ("accept", "content-type")
+PRODUCT_HEADER = "x-elastic-product"
+# A proxy's answers while the node behind it is away or busy: retried, never taken for the
+# server (no Elasticsearch header, an HTML body) being another product.
+PASSING_STATUSES = frozenset({429, 502, 503, 504})
+SHOWN_CHARS = 80  # of a foreign server's answer, in the message
+_TAGS = re.compile(r"<[^>]*>")
+_SPACES = re.compile(r"\s+")
+URL_HINT = ("check the URL (--backend, --es or NEARDUP_BACKEND): it must be an Elasticsearch "
+            "node's HTTP address (port 9200 by default)")
 
 
 @dataclass(frozen=True)
@@ -87,6 +105,43 @@ def read_answer(status: int, body: object) -> Answer:
     version = node.get("version") if isinstance(node, Mapping) else None
     return Answer(refused=False, version=str(version) if version else None,
                   unauthenticated=status == 401)
+
+
+def answered_by_elasticsearch(
+    status: int, headers: Mapping[str, str], body: object, where: str,
+    secrets: tuple[str, ...] = (),
+) -> None:
+    """Raise NotElasticsearch when the probe's answer is not Elasticsearch's: no product
+    header and no JSON it would send (`nodes`, `error`); `secrets` are kept out of the quote."""
+    if PRODUCT_HEADER in HttpHeaders(headers) or status in PASSING_STATUSES:
+        return
+    if isinstance(body, Mapping) and ("nodes" in body or "error" in body):
+        return  # its security layer's 401, or a fork without the header (its version decides)
+    kind = HttpHeaders(headers).get("content-type") or "no content type"
+    raise NotElasticsearch(
+        f"{where} answered, but is not Elasticsearch: GET {PROBE.split('?')[0]} got "
+        f"{status} ({kind}{_quote(body, secrets)}); {URL_HINT}")
+
+
+def _quote(body: object, secrets: tuple[str, ...]) -> str:
+    """The start of a body, tags and runs of space removed, for a message."""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", errors="replace")
+    elif isinstance(body, Mapping | list):
+        body = json.dumps(body)
+    text = _SPACES.sub(" ", _TAGS.sub(" ", str(body or ""))).strip()
+    text = scrub(text, secrets)
+    if not text:
+        return ""
+    return f": {text[:SHOWN_CHARS]!r}" if len(text) <= SHOWN_CHARS else \
+        f": {text[:SHOWN_CHARS] + '...'!r}"
+
+
+def _authorization(request: dict[str, Any]) -> tuple[str, ...]:
+    """The request's Authorization value and its token: never quoted from an echoing server."""
+    headers = request.get("headers")
+    value = str(headers.get("authorization") or "") if isinstance(headers, Mapping) else ""
+    return tuple(v for v in (value, value.partition(" ")[2]) if v)
 
 
 def server_compatibility(answers: list[Answer], where: str) -> int | None:
@@ -170,6 +225,21 @@ def probe_options(request: dict[str, Any], major: int) -> dict[str, Any]:
             "max_retries": request.get("max_retries", DEFAULT)}
 
 
+def sort_answer(
+    meta: ApiResponseMeta, body: object, where: str, request: dict[str, Any]
+) -> Answer:
+    """The probe's answer, after checking that Elasticsearch gave it (NotElasticsearch)."""
+    answered_by_elasticsearch(meta.status, meta.headers, body, where, _authorization(request))
+    return read_answer(meta.status, body)
+
+
+def unreadable(where: str, exc: SerializationError) -> NotElasticsearch:
+    """The error for a probe answer the client cannot even decode (not JSON nor text)."""
+    return NotElasticsearch(f"{where} answered, but is not Elasticsearch: GET "
+                            f"{PROBE.split('?')[0]} got a body that is not JSON ({exc}); "
+                            f"{URL_HINT}")
+
+
 class CompatTransport(Transport):
     """The sync transport, marking requests with the version the server accepts."""
 
@@ -187,9 +257,12 @@ class CompatTransport(Transport):
                 if not negotiation.settled:
                     answers: list[Answer] = []
                     for major in CANDIDATES:
-                        meta, body = super().perform_request(
-                            "GET", PROBE, **probe_options(kwargs, major))
-                        answers.append(read_answer(meta.status, body))
+                        try:
+                            meta, body = super().perform_request(
+                                "GET", PROBE, **probe_options(kwargs, major))
+                        except SerializationError as exc:
+                            raise unreadable(negotiation.where, exc) from None
+                        answers.append(sort_answer(meta, body, negotiation.where, kwargs))
                         if not answers[-1].refused:
                             break
                     negotiation.settle(answers)
@@ -214,9 +287,12 @@ class AsyncCompatTransport(AsyncTransport):
                 if not negotiation.settled:
                     answers: list[Answer] = []
                     for major in CANDIDATES:
-                        meta, body = await super().perform_request(
-                            "GET", PROBE, **probe_options(kwargs, major))
-                        answers.append(read_answer(meta.status, body))
+                        try:
+                            meta, body = await super().perform_request(
+                                "GET", PROBE, **probe_options(kwargs, major))
+                        except SerializationError as exc:
+                            raise unreadable(negotiation.where, exc) from None
+                        answers.append(sort_answer(meta, body, negotiation.where, kwargs))
                         if not answers[-1].refused:
                             break
                     negotiation.settle(answers)

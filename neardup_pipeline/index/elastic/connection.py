@@ -23,6 +23,7 @@ from elasticsearch import ApiError, Elasticsearch
 
 from neardup_pipeline.errors import CaFileError, ConfigError, IndexFailure, IndexUnavailable
 from neardup_pipeline.index.elastic import compat
+from neardup_pipeline.index.elastic.blocks import WritesRefused, block_fix
 from neardup_pipeline.index.elastic.credentials import resolve_credentials
 from neardup_pipeline.index.elastic.diagnosis import (
     CA_HINT,
@@ -47,6 +48,16 @@ BACKOFF_SECONDS = 0.25  # first pause between attempts, doubled after each faile
 MAX_BACKOFF_SECONDS = 4.0  # ...up to this
 RETRY_STATUSES = frozenset({429, 502, 503, 504})  # overloaded or restarting: worth waiting for
 CLIENT_LOGGER = "elastic_transport"  # logs every request at INFO: one line per page and bulk
+# urllib3 logs the whole peer certificate when it finds the name not in it; diagnosis.py says
+# the same in a line (the names, the fix), so that dump is left out.
+URLLIB3_CONNECTION_LOGGER = "urllib3.connection"
+
+
+class _NoCertificateDump(logging.Filter):
+    """Drops urllib3's "Certificate did not match expected hostname: ... Certificate: {...}"."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Certificate did not match expected hostname")
 
 
 def quiet_client_logs() -> None:
@@ -56,6 +67,9 @@ def quiet_client_logs() -> None:
     if client_log.level == logging.NOTSET and \
             logging.getLogger(f"{CLIENT_LOGGER}.transport").level == logging.NOTSET:
         client_log.setLevel(logging.WARNING)
+    urllib3_log = logging.getLogger(URLLIB3_CONNECTION_LOGGER)
+    if not any(isinstance(f, _NoCertificateDump) for f in urllib3_log.filters):
+        urllib3_log.addFilter(_NoCertificateDump())
 
 
 def error_type(exc: ApiError) -> str | None:
@@ -198,6 +212,9 @@ class Connection:
     # False: an administrator installs the index templates (`neardup es install-templates`);
     # `install` only checks them, so the role needs no cluster privilege beyond `monitor`.
     manage_templates = True
+    # The run's fingerprint and pages index names, so that a TemplatesMissing names the one
+    # install command for all of them (templates.install_command); None: the index in question.
+    index_names: tuple[str, str | None] | None = None
 
     def __init__(self, client: Elasticsearch, location: str, retry_seconds: float) -> None:
         self.client = client
@@ -222,6 +239,9 @@ class Connection:
             except SerializationError as exc:  # a value JSON cannot carry: retrying cannot help
                 raise IndexFailure(f"cannot encode or decode a request: {exc}") from exc
             except (TransportError, ApiError) as exc:
+                if isinstance(exc, ApiError) and error_type(exc) == "cluster_block_exception":
+                    self.away = False  # it answers; the block stays until someone lifts it
+                    raise self._blocked(exc) from exc
                 if isinstance(exc, ApiError) and exc.meta.status not in RETRY_STATUSES:
                     self.away = False  # it answered, with a refusal retrying cannot change
                     if exc.meta.status in (401, 403):  # credentials or privileges: say which
@@ -234,16 +254,21 @@ class Connection:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self.counters["unavailable"] += 1
-                    waited = "still does not answer" if self.away else (
-                        f"did not answer within {self.retry_seconds:g} s")
+                    overloaded = isinstance(exc, ApiError) and exc.meta.status == 429
+                    waited = (
+                        "is still overloaded" if overloaded and self.away
+                        else f"stayed overloaded for {self.retry_seconds:g} s" if overloaded
+                        else "still does not answer" if self.away
+                        else f"did not answer within {self.retry_seconds:g} s")
                     self.away = True
                     raise IndexUnavailable(
-                        f"Elasticsearch at {self.location} {waited} ({attempt} attempts): "
+                        f"Elasticsearch at {self.location} {waited} "
+                        f"({attempt} attempt{'' if attempt == 1 else 's'}): "
                         f"{describe(exc)}"
                     ) from exc
                 self.counters["retries"] += 1
                 pause = min(delay, remaining)
-                log.warning(
+                log.info(  # the error, if it comes, counts the attempts
                     "neardup: Elasticsearch request failed (%s), retry in %.2fs",
                     describe(exc),
                     pause,
@@ -253,6 +278,13 @@ class Connection:
             else:
                 self.away = False
                 return result
+
+    def _blocked(self, exc: ApiError) -> WritesRefused:
+        """An index block on the request's index: what holds the writes, and how to lift it."""
+        reason = describe(exc)
+        fix = block_fix(reason)
+        return WritesRefused(f"Elasticsearch at {self.location} holds writes back ({reason})"
+                             + (f": {fix}" if fix else ""))
 
     def ping(self, timeout: float) -> bool:
         """True when the server answers cluster health within `timeout` seconds (no retries);

@@ -9,6 +9,7 @@ server by its redacted location and never quote a request, a header or a secret.
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import re
 import socket
 import ssl
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout, NodeConfig, TlsError, TransportError
 from elasticsearch import ApiError
+from urllib3.util.ssl_match_hostname import CertificateError
 
 from neardup_pipeline.errors import (
     CaFileError,
@@ -107,9 +109,11 @@ def _credentials_refused(exc: ApiError, location: str) -> CredentialsRefused:
             f"{ENV_API_KEY}")
     user = _USER.search(reason)
     if user is not None:
+        # One 401 for an unknown user and for a wrong password: say neither.
         return CredentialsRefused(
-            f"Elasticsearch at {location} refused the password of user {user.group('user')!r} "
-            f"(401): check {BASIC_AUTH_VARIABLES}")
+            f"Elasticsearch at {location} refused the credentials of user "
+            f"{user.group('user')!r} (401: unknown user or wrong password): check "
+            f"{BASIC_AUTH_VARIABLES}")
     if "api key" in extra.lower() or "apikey" in extra.lower():
         return CredentialsRefused(
             f"Elasticsearch at {location} refused the API key (401): check {ENV_API_KEY} (the "
@@ -139,6 +143,13 @@ def _privilege_missing(exc: ApiError, location: str, call: str | None) -> Privil
 def _tls_problem(exc: TlsError, location: str, node: NodeConfig | None) -> NearDupError:
     ca = node.ca_certs if node is not None else None
     for cause in _causes(exc):
+        if node is not None and _is_ip(node.host) and _names_mismatch(cause):
+            return _ip_not_named(cause, location, node)
+        if isinstance(cause, CertificateError):  # urllib3's own check of the name
+            return CertificateUntrusted(
+                f"Elasticsearch at {location}: its certificate does not name this host "
+                f"({cause}): connect with a name the certificate lists, or have one issued "
+                "for this name")
         if isinstance(cause, ssl.SSLCertVerificationError):
             why = cause.verify_message or "certificate verify failed"
             if "hostname" in why.lower() or "ip address mismatch" in why.lower():
@@ -168,6 +179,61 @@ def _tls_problem(exc: TlsError, location: str, node: NodeConfig | None) -> NearD
                            f"certificate with {CA_HINT}")
     return CertificateUntrusted(f"Elasticsearch at {location}: TLS failed "
                                 f"({_short(str(ssl_errors[0]) if ssl_errors else text)})")
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _names_mismatch(cause: BaseException) -> bool:
+    """Whether a TLS failure is the certificate's names not matching (urllib3 checks an IP
+    address itself; Python's ssl says "IP address mismatch")."""
+    if isinstance(cause, CertificateError):
+        return True
+    return isinstance(cause, ssl.SSLCertVerificationError) and \
+        "mismatch" in (cause.verify_message or "").lower()
+
+
+def _ip_not_named(cause: BaseException, location: str, node: NodeConfig) -> CertificateUntrusted:
+    """A certificate reached by IP address that names only host names (no IP SAN)."""
+    ip = node.host.strip("[]")
+    cert = getattr(cause, "_peer_cert", None)  # urllib3 attaches the certificate it checked
+    names = _certificate_names(cert) if isinstance(cert, dict) else \
+        _fetch_certificate_names(node)
+    host = f"[{ip}]" if ":" in ip else ip  # an IPv6 address as a URL writes it
+    named = f" (it names {', '.join(names)})" if names else ""
+    example = next((n for n in names if not _is_ip(n) and "*" not in n), None)
+    by_name = f"https://{example}:{node.port}" if example else "https://NAME:PORT"
+    return CertificateUntrusted(
+        f"Elasticsearch at {location}: its certificate does not name the IP address "
+        f"{host}{named}: connect by a name the certificate holds ({by_name}), or re-issue the "
+        f"certificate with the IP address {host} among its subject alternative names (IP SAN)")
+
+
+def _certificate_names(cert: dict[str, Any]) -> list[str]:
+    """The DNS names and IP addresses a certificate (as `getpeercert()` gives it) holds."""
+    names = [str(value) for kind, value in cert.get("subjectAltName", ())
+             if kind in ("DNS", "IP Address")]
+    return [n.strip() for n in names]
+
+
+def _fetch_certificate_names(node: NodeConfig) -> list[str]:
+    """The names of the server's certificate, read in a handshake that checks the chain (with
+    the client's CA file) but not the name; none when that fails."""
+    try:
+        context = ssl.create_default_context(cafile=node.ca_certs or None)
+        context.check_hostname = False
+        with socket.create_connection((node.host.strip("[]"), node.port),
+                                      timeout=TLS_PROBE_SECONDS) as raw, \
+                context.wrap_socket(raw) as tls:
+            cert = tls.getpeercert()
+    except (OSError, ssl.SSLError, ValueError):
+        return []
+    return _certificate_names(cert) if isinstance(cert, dict) else []
 
 
 def _dropped(exc: BaseException) -> bool:

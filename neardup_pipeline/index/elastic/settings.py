@@ -39,7 +39,9 @@ class ElasticSettings:
         metadata=doc(
             "User and password: `\"user,password\"` (split at the first comma) or a list of "
             "two; also read from the environment, as are `NEARDUP_ES_USERNAME` + "
-            "`NEARDUP_ES_PASSWORD`; never logged. Order of the sources: "
+            "`NEARDUP_ES_PASSWORD`; never logged. Prefer these to a password inside a URL on "
+            "a command line (`--backend`, `--es`, `-s NEARDUP_BACKEND=...`), which `ps` shows "
+            "for the whole run. Order of the sources: "
             "[elasticsearch.md](elasticsearch.md#connecting)"
         ),
     )

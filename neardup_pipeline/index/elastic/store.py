@@ -88,6 +88,7 @@ class ElasticIndex(ClosesOnExit):
         """`ordered=False` leaves the write log out: for one writer only, or to measure it."""
         self._connection = Connection(client, location, retry_seconds)
         self._connection.manage_templates = manage_templates  # False: only checked (templates.py)
+        self._connection.index_names = (fingerprint_index, pages_index)
         self.fingerprint_index = fingerprint_index
         self.pages_index = pages_index
         self._lock = threading.RLock()
@@ -437,18 +438,24 @@ class ElasticIndex(ClosesOnExit):
 
     def _flush(self) -> None:
         """Send and refresh; then Elasticsearch is the truth for the doc ids sent again (or
-        they were never stored), so the caches forget them. Lock held."""
-        actions, errors = bulk.send(self._connection, self._queue)
+        they were never stored), so the caches forget them. Lock held. Writes the server held
+        back (a block, 429) stay queued and cached, and raise WritesRefused."""
+        actions, errors, held_back = bulk.send(self._connection, self._queue)
         if not actions:
             return
-        sent = {a["_source"]["doc_id"] for a in actions if a["_index"] == self.fingerprint_index}
-        self._df.sent({a["_source"]["doc_id"] for a in actions if a["_index"] == self._df.index})
+        kept = {(str(e["_index"]), str(e["_id"])) for e in held_back}
+        actions = [a for a in actions if (a["_index"], a["_id"]) not in kept]
+        sent = {a["_source"]["doc_id"] for a in actions
+                if a["_index"] == self.fingerprint_index and "_source" in a}
+        self._df.sent({a["_source"]["doc_id"] for a in actions
+                       if a["_index"] == self._df.index and "_source" in a})
         peers = {doc_id for held in self._peer_entries.values() for doc_id in held}
         for doc_id in sent - peers:
             if self._cached.pop(doc_id, None) is not None:
                 self._cache.remove(doc_id)
-        self._flushed_slot = self._slot  # every published entry was queued before this flush
-        bulk.raise_refused(self._connection, errors, len(actions))
+        if not kept:  # every published entry was queued before this flush, and is stored
+            self._flushed_slot = self._slot
+        bulk.raise_refused(self._connection, errors, len(actions) + len(kept), held_back)
 
     def _close_log(self) -> None:
         """A last record: everything this process wrote is searchable (its leftovers are in

@@ -5,13 +5,16 @@ By default every start puts the composable templates of `es_mappings/` when miss
 off (`NEARDUP_ES_MANAGE_TEMPLATES = False`), a start only reads the templates (cluster privilege
 `monitor` suffices) and stops with `TemplatesMissing` naming `neardup es install-templates` when
 one is missing or older than this neardup's; the indices are still created here (index privilege
-`manage` on them), taking the administrator's templates.
+`manage` on them), taking the administrator's templates. An index that exists is not created
+again: only the fields it lacks are added, so a run on existing indices (a read-only role's dry
+run) needs no privilege to create one.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+import shlex
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +23,7 @@ from elasticsearch import ApiError, BadRequestError
 from neardup_pipeline.errors import IndexFailure, PrivilegeMissing, TemplatesMissing
 from neardup_pipeline.index.elastic.connection import Connection, describe, error_type
 from neardup_pipeline.index.elastic.mappings import load_mapping
+from neardup_pipeline.index.elastic.settings import ElasticSettings
 
 __all__ = [
     "IndexSpec",
@@ -31,6 +35,10 @@ __all__ = [
 ]
 
 INSTALL_COMMAND = "neardup es install-templates"
+# The install command's index names when its flags are left out (cli/es.py, cli/options.py).
+INSTALL_FINGERPRINT_INDEX = ElasticSettings.fingerprint_index
+INSTALL_PAGES_INDEX = "neardup-pages"
+_SIDE_MAPPINGS = ("df", "writelog", "clusters")
 
 
 @dataclass(frozen=True)
@@ -105,12 +113,11 @@ def ensure_template(connection: Connection, spec: IndexSpec, manage: bool) -> No
     if not manage:
         state = "no index template" if found is None else \
             f"index template version {found} (this neardup needs {wanted}) of"
-        own = own_index_flag(spec) if name == spec.index else ""
         raise TemplatesMissing(
             f"Elasticsearch at {connection.location} has {state} {name!r} for index "
             f"{spec.index!r}, and neardup may not install it (NEARDUP_ES_MANAGE_TEMPLATES is "
-            f"off): run `{INSTALL_COMMAND} --es {connection.location}{own}` once as a user "
-            "with the cluster privilege manage_index_templates"
+            f"off): run `{install_command(connection, spec)}` once as a user with the cluster "
+            "privilege manage_index_templates"
         )
     try:
         put_template(connection, name, template)
@@ -121,20 +128,47 @@ def ensure_template(connection: Connection, spec: IndexSpec, manage: bool) -> No
         ) from exc
 
 
-def own_index_flag(spec: IndexSpec) -> str:
-    """The install command's flag naming a user's own index (the side indices are named after
-    the fingerprint index)."""
-    if spec.mapping == "pages":
-        return f" --pages-index {spec.index}"
-    side = f"-{spec.mapping}" if spec.mapping in ("df", "writelog", "clusters") else ""
-    return f" --fingerprint-index {spec.index.removesuffix(side)}"
+def install_command(connection: Connection, spec: IndexSpec) -> str:
+    """The `neardup es install-templates` command that installs every template of this run, as
+    it can be run: the nodes without credentials (the administrator's own come from the
+    environment), the run's CA file (or verification off), and its index names where they are
+    not the command's defaults (`connection.index_names`; else the names `spec` implies)."""
+    configs = [node.config for node in connection.client.transport.node_pool.all()]
+    nodes = ",".join(f"{c.scheme}://{c.host}:{c.port}{c.path_prefix or ''}" for c in configs)
+    words = [*INSTALL_COMMAND.split(), "--es", nodes or connection.location]
+    tls = configs[0] if configs and configs[0].scheme == "https" else None
+    if tls is not None and not tls.verify_certs:
+        words.append("--no-es-verify-certs")
+    elif tls is not None and tls.ca_certs:
+        words += ["--es-ca-certs", str(tls.ca_certs)]
+    if connection.index_names is not None:
+        fingerprint_index, pages_index = connection.index_names
+    elif spec.mapping == "pages":
+        fingerprint_index, pages_index = INSTALL_FINGERPRINT_INDEX, spec.index
+    else:
+        side = f"-{spec.mapping}" if spec.mapping in _SIDE_MAPPINGS else ""
+        fingerprint_index, pages_index = spec.index.removesuffix(side), None
+    if fingerprint_index != INSTALL_FINGERPRINT_INDEX:
+        words += ["--fingerprint-index", fingerprint_index]
+    if pages_index and pages_index != INSTALL_PAGES_INDEX:
+        words += ["--pages-index", pages_index]
+    return shlex.join(words)
 
 
 def create_index(connection: Connection, spec: IndexSpec) -> None:
     """Create the index with its mapping; an existing one (another process, an older neardup)
-    gets the fields it lacks."""
+    gets the fields it lacks, and nothing when it lacks none: Elasticsearch checks the privilege
+    to create an index before whether it exists, so asking to create one that exists would
+    refuse a role that may only read it."""
     client = connection.client
     body = load_mapping(spec.mapping)
+    existing = connection.call(
+        lambda: client.options(ignore_status=404).indices.get_mapping(index=spec.index))
+    if existing.meta.status != 404:
+        mappings = lacking_fields(connection, spec.index, body["mappings"], existing.body)
+        if mappings:
+            connection.call(lambda: client.indices.put_mapping(index=spec.index, **mappings))
+        return
     try:
         connection.call(
             lambda: client.indices.create(
@@ -145,20 +179,39 @@ def create_index(connection: Connection, spec: IndexSpec) -> None:
         if error_type(exc) != "resource_already_exists_exception":
             raise
         mappings = lacking_fields(connection, spec.index, body["mappings"])
-        connection.call(lambda: client.indices.put_mapping(index=spec.index, **mappings))
+        if mappings:
+            connection.call(lambda: client.indices.put_mapping(index=spec.index, **mappings))
 
 
-def lacking_fields(connection: Connection, index: str, mappings: dict[str, Any]) -> dict[str, Any]:
+def lacking_fields(
+    connection: Connection, index: str, mappings: dict[str, Any],
+    found: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The mapping to put on an existing index: the fields it lacks, and the rules for fields to
-    come. A field it has keeps its parameters: Elasticsearch refuses to change most of them (an
-    index made before the key fields lost their doc values keeps them)."""
-    answer = connection.call(lambda: connection.client.indices.get_mapping(index=index))
-    have = {name for found in answer.body.values()
-            for name in found.get("mappings", {}).get("properties", {})}
-    lacking = {k: v for k, v in mappings.items() if k not in ("_meta", "properties")}
-    lacking["properties"] = {
-        name: field for name, field in mappings.get("properties", {}).items() if name not in have}
-    return lacking
+    come that differ from its own; empty when it lacks nothing. A field it has keeps its
+    parameters: Elasticsearch refuses to change most of them (an index made before the key
+    fields lost their doc values keeps them). `found`: its get-mapping answer, if read."""
+    if found is None:
+        found = connection.call(
+            lambda: connection.client.indices.get_mapping(index=index)).body
+    current = [one.get("mappings", {}) for one in found.values()]
+    have = {name for mapping in current for name in mapping.get("properties", {})}
+    rules = {k: v for k, v in mappings.items() if k not in ("_meta", "properties")
+             and not all(_same(mapping.get(k), v) for mapping in current)}
+    fields = {name: field for name, field in mappings.get("properties", {}).items()
+              if name not in have}
+    if not rules and not fields:
+        return {}
+    return {**{k: v for k, v in mappings.items() if k not in ("_meta", "properties")},
+            "properties": fields}
+
+
+def _same(stored: Any, wanted: Any) -> bool:
+    """Whether a mapping rule as Elasticsearch returns it is the one wanted (it returns
+    `dynamic` as a string)."""
+    if isinstance(wanted, bool):
+        return str(stored).lower() == str(wanted).lower()
+    return bool(stored == wanted)
 
 
 def prepare_index(connection: Connection, spec: IndexSpec) -> None:

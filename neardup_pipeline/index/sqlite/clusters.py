@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 
 from neardup_pipeline.index.clusters import Offer, follow
 from neardup_pipeline.index.sqlite.bands import select_in
+from neardup_pipeline.index.sqlite.failures import translated
 
 
 class SqliteClusters:
@@ -21,12 +22,15 @@ class SqliteClusters:
     `declarations`; `lock` and `wrote` are the index's (its lock, its commit policy)."""
 
     def __init__(
-        self, db: sqlite3.Connection, lock: threading.Lock, wrote: Callable[[], None]
+        self, db: sqlite3.Connection, lock: threading.Lock, wrote: Callable[[], None],
+        path: str = ":memory:",
     ) -> None:
         self._db = db
         self._lock = lock
         self._wrote = wrote
+        self.path = path  # named by the errors (sqlite/failures.py)
 
+    @translated
     def roots(self, names: Iterable[str]) -> dict[str, str]:
         wanted = list(dict.fromkeys(names))
         with self._lock:
@@ -46,6 +50,7 @@ class SqliteClusters:
                 self._wrote()
         return roots
 
+    @translated
     def link(self, child: str, parent: str) -> bool:
         with self._lock:
             linked = self._db.execute(
@@ -54,12 +59,14 @@ class SqliteClusters:
             self._wrote()
         return linked
 
+    @translated
     def canonicals(self, roots: Iterable[str]) -> dict[str, Offer]:
         with self._lock:
             return {root: (rank, doc_id) for root, rank, doc_id in select_in(
                 self._db, "SELECT root, rank, doc_id FROM cluster_canonicals WHERE root IN ({})",
                 list(dict.fromkeys(roots)))}
 
+    @translated
     def offer(self, root: str, offer: Offer) -> None:
         with self._lock:
             self._db.execute(
@@ -69,6 +76,7 @@ class SqliteClusters:
                 " cluster_canonicals.doc_id)", (root, *offer))
             self._wrote()
 
+    @translated
     def reset(self, root: str, offer: Offer | None) -> None:
         with self._lock:
             if offer is None:
@@ -79,12 +87,14 @@ class SqliteClusters:
                     " VALUES (?, ?, ?)", (root, *offer))
             self._wrote()
 
+    @translated
     def declare(self, doc_id: str, url: str) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT OR IGNORE INTO declarations (url, doc_id) VALUES (?, ?)", (url, doc_id))
             self._wrote()
 
+    @translated
     def declarers(self, urls: Iterable[str]) -> dict[str, set[str]]:
         found: dict[str, set[str]] = {}
         with self._lock:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from neardup_pipeline.errors import IndexFailure
 from neardup_pipeline.index.sqlite.bands import BAND_HASH
+from neardup_pipeline.index.sqlite.failures import BUSY_TIMEOUT, translate
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS params (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -69,29 +70,37 @@ CHECKPOINT_PAGES = 10_000
 def connect(path: str) -> sqlite3.Connection:
     """An open connection to the index file at `path` (or ":memory:"), its tables created.
 
-    Raises IndexFailure for a file SQLite cannot read, or one written in another layout."""
+    Raises IndexFailure for a file SQLite cannot read (IndexDamaged), one another process holds
+    locked (IndexLocked), a full disk (IndexDiskFull), or one written in another layout."""
     location = path if path == ":memory:" else str(Path(path).expanduser())
     if path != ":memory:":
         Path(location).parent.mkdir(parents=True, exist_ok=True)
     try:
         db = sqlite3.connect(
-            location, check_same_thread=False, isolation_level="DEFERRED", timeout=30.0
+            location, check_same_thread=False, isolation_level="DEFERRED", timeout=BUSY_TIMEOUT
         )
     except sqlite3.DatabaseError as exc:
-        raise IndexFailure(f"cannot open SQLite index {path!r}: {exc}") from exc
+        raise _cannot_open(exc, location) from exc
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
         _create(db, path)
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, OSError) as exc:
         db.close()
-        raise IndexFailure(f"cannot open SQLite index {path!r}: {exc}") from exc
+        if isinstance(exc, OSError) and translate(exc, location) is None:
+            raise
+        raise _cannot_open(exc, location) from exc
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _cannot_open(exc: BaseException, path: str) -> IndexFailure:
+    """The project's error for a file that cannot be opened: damaged, locked, disk full."""
+    return translate(exc, path) or IndexFailure(f"cannot open SQLite index {path!r}: {exc}")
 
 
 def connect_read_only(path: Path) -> sqlite3.Connection:

@@ -7,6 +7,8 @@ signatures (verdict.py verifies a cluster through its original first). Simhash k
 parameters are known, go to permuted tables instead (sqlite/simhash.py). Writes are committed in
 batches (and at flush/close); lookups on the same connection see uncommitted writes, so
 read-after-write holds without a commit per page. Several processes may share one file.
+sqlite3's errors leave as the project's (sqlite/failures.py): a full disk, a file locked by
+another process, a damaged file.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from neardup_pipeline.index.sqlite.bands import (
 )
 from neardup_pipeline.index.sqlite.cache import RECENT_ENTRY_BYTES, RECENT_MEMBERSHIPS, Recent
 from neardup_pipeline.index.sqlite.clusters import SqliteClusters
+from neardup_pipeline.index.sqlite.failures import sqlite_errors, translated
 from neardup_pipeline.index.sqlite.schema import connect
 from neardup_pipeline.index.sqlite.simhash import SimhashRows
 
@@ -78,13 +81,21 @@ class SqliteIndex(ClosesOnExit):
         self._data_version = -1  # as of the last _refresh
         self._checked_in_write = False  # _refresh ran while holding the open write transaction
         self._closed = False
-        self.clusters = SqliteClusters(self._db, self._lock, self._count_write)
-        row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
-        if row is not None:
-            with self._lock:
-                self._open_simhash(json.loads(row[0]))
+        self.clusters = SqliteClusters(self._db, self._lock, self._count_write, self.path)
+        try:
+            with sqlite_errors(self.path):
+                row = self._db.execute(
+                    "SELECT value FROM params WHERE name = 'fingerprint'"
+                ).fetchone()
+                if row is not None:
+                    with self._lock:
+                        self._open_simhash(json.loads(row[0]))
+        except BaseException:
+            self._db.close()
+            raise
         close_at_exit(self)
 
+    @translated
     def ensure_params(self, params: Mapping[str, Any]) -> None:
         with self._lock:
             row = self._db.execute("SELECT value FROM params WHERE name = 'fingerprint'").fetchone()
@@ -105,6 +116,7 @@ class SqliteIndex(ClosesOnExit):
         with self._lock:  # recorded by another connection since this one opened: no tables yet
             self._open_simhash(json.loads(row[0]))
 
+    @translated
     def add(self, entry: IndexEntry) -> None:
         with self._write_lock():
             simhash = self._simhash
@@ -184,6 +196,7 @@ class SqliteIndex(ClosesOnExit):
         delete_bands(self._db, doc, list(old - bands))
         return doc, bands - old
 
+    @translated
     def candidates(self, keys: Mapping[str, Sequence[str]]) -> set[str]:
         found: set[str] = set()
         with self._lock:
@@ -195,12 +208,14 @@ class SqliteIndex(ClosesOnExit):
             found.update(sharing(self._db, list(band_keys(keys))))  # every method at once
         return found
 
+    @translated
     def get(self, ids: Iterable[str]) -> dict[str, IndexEntry]:
         return self._read_through(
             self._entry_cache, "SELECT doc_id, signatures, meta FROM docs WHERE doc_id IN ({})",
             ids, _entry_row,
         )
 
+    @translated
     def memberships(self, ids: Iterable[str]) -> dict[str, Membership]:
         """Each id's membership from its own small table: grouping a lookup's candidates reads
         neither signatures nor the metadata JSON (a column after them in `docs` would be read
@@ -265,32 +280,38 @@ class SqliteIndex(ClosesOnExit):
         """A cluster store write (lock held): committed with the index's next batch."""
         self._pending += 1
 
+    @translated
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
 
+    @translated
     def add_document_frequencies(self, doc_id: str, word_hashes: Iterable[int]) -> None:
         words = list(word_hashes)
         with self._write_lock():
             df.add_document_frequencies(self._db, doc_id, words)
             self._pending += 1
 
+    @translated
     def document_frequencies(
         self, word_hashes: Iterable[int], exclude: str | None = None
     ) -> dict[int, int]:
         with self._lock:
             return df.document_frequencies(self._db, word_hashes, exclude)
 
+    @translated
     def document_count(self, exclude: str | None = None) -> int:
         with self._lock:
             return df.document_count(self._db, exclude)
 
+    @translated
     def flush(self) -> None:
         with self._lock:
             self._commit()
             if self._simhash is not None and self._simhash.tables.needs_merge():
                 self._simhash.merge(self._commit)
 
+    @translated
     def close(self) -> None:
         with self._lock:
             if self._closed:

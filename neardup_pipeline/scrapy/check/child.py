@@ -1,6 +1,6 @@
 """The whole check in one child process, for self-contained methods: an embedded index (memory,
-SQLite), or Elasticsearch with degraded mode and its spool (remote.py). The child takes pages in
-order; the crawler's process only hands them over and waits."""
+SQLite), or Elasticsearch; degraded mode and its spool (remote.py) on Elasticsearch and SQLite.
+The child takes pages in order; the crawler's process only hands them over and waits."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from neardup_pipeline.config import NearDupConfig, redact_backend
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.parallel.offload import CheckProcess, is_shared
 from neardup_pipeline.scrapy.check.base import Checked
+from neardup_pipeline.scrapy.check.degraded import degradable
 from neardup_pipeline.scrapy.check.remote import (
     ELASTIC_CALLS,
     Closed,
@@ -42,6 +43,7 @@ class ChildProcessChecker:
         self._stats = stats
         self._process: CheckProcess | None = None
         self._shared = is_shared(config)
+        self._remote = degradable(config)  # the session and degraded mode in the child
         self._unavailable = False
         self._counts: dict[str, int] = {}  # the running child's, as last reported
         self._dead: Counter[str] = Counter()  # what children that died had counted
@@ -58,7 +60,7 @@ class ChildProcessChecker:
         return dict(self._dead + Counter(self._counts))
 
     async def open(self) -> None:
-        if self._shared:
+        if self._remote:
             self._process = CheckProcess(
                 self.config, ELASTIC_CALLS, (forwarded_levels(),), self._reopened,
                 reopen_config=self.config.replace(es_start="degraded"),  # mid-crawl: no stop
@@ -67,7 +69,7 @@ class ChildProcessChecker:
             self._process = CheckProcess(self.config)
         try:
             opened = await self._worker.run(self._process.open)
-            stored = self._opened(opened) if self._shared else opened
+            stored = self._opened(opened) if self._remote else opened
         except BaseException:
             await self.close()
             raise
@@ -118,7 +120,7 @@ class ChildProcessChecker:
             note, self._worker_note = self._worker_note, None
             if note is not None:
                 self._opened(note)
-        if not self._shared:
+        if not self._remote:
             return Checked(reply)
         assert isinstance(reply, Reply)
         emit_records(reply.records)

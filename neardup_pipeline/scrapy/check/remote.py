@@ -24,9 +24,8 @@ from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.parallel.child import batched
 from neardup_pipeline.parallel.offload import ChildCalls
 from neardup_pipeline.scrapy.check.base import Checked, Outcome
-from neardup_pipeline.scrapy.check.degraded import DegradedMode
+from neardup_pipeline.scrapy.check.degraded import DegradedMode, degraded_mode
 from neardup_pipeline.scrapy.check.session import IndexSession
-from neardup_pipeline.scrapy.spool import Spool, spool_location
 
 MAX_BATCH = 200  # pages checked together at most (one msearch request: lookup.MSEARCH_CHUNK)
 # Loggers whose records the child sends back: the pipeline's and the Elasticsearch client's.
@@ -162,7 +161,7 @@ def open_check(config: NearDupConfig, levels: Mapping[str, tuple[int, int]]) -> 
     global _SESSION, _CHECK
     _capture_logs(levels)
     session = IndexSession(config, None)  # fingerprinted here, in this child
-    check = DegradedMode(session, Spool(spool_location(config.scrapy.spool_path)), config)
+    check = degraded_mode(session, config)
     try:
         stored = check.open()
     except Exception as exc:

@@ -53,6 +53,9 @@ class IndexSession:
         self._warmup_report: WarmupReport | None = None  # handed from the worker to the reactor
         self.counts: Counter[str] = Counter()
         self._counts_view: dict[str, int] = {}
+        # Pages recorded since the last commit degraded mode made (SQLite only, else None): a
+        # failed write may roll them back with its transaction, so they are spooled again.
+        self.unconfirmed: list[tuple[str | None, Fingerprint]] | None = None
 
     @property
     def unavailable(self) -> bool:
@@ -169,6 +172,8 @@ class IndexSession:
     def _record_page(self, doc: Document, verdict: Verdict, fp: Fingerprint | None) -> bool:
         """Record a checked page in the pages index; True when it became its cluster's
         canonical copy."""
+        if self.unconfirmed is not None and verdict.status == "ok" and fp is not None:
+            self.unconfirmed.append((doc.url, fp))
         store = self._pages_store
         if store is not None and verdict.status == "ok" and fp is not None and doc.url:
             if self._pages is None:

@@ -22,10 +22,9 @@ from neardup_pipeline.fingerprint import Document, Fingerprint
 from neardup_pipeline.methods.anchors.warmup import report_warmup
 from neardup_pipeline.parallel.offload import FingerprintWorkers
 from neardup_pipeline.scrapy.check.base import Checked, IndexCheck
-from neardup_pipeline.scrapy.check.degraded import DegradedMode
+from neardup_pipeline.scrapy.check.degraded import degradable, degraded_mode
 from neardup_pipeline.scrapy.check.session import IndexSession
 from neardup_pipeline.scrapy.check.worker import WorkerThread
-from neardup_pipeline.scrapy.spool import Spool, spool_location
 from neardup_pipeline.scrapy.stats import CrawlStats
 
 logger = logging.getLogger(__name__)
@@ -61,11 +60,10 @@ class InThreadChecker:
         return {} if self._session is None else self._session.counts_view
 
     async def open(self) -> None:
-        spool = (Spool(spool_location(self.config.scrapy.spool_path)) if self._shared()
-                 else None)
         await self._start_fingerprinting()
         self._session = session = IndexSession(self.config, self._fingerprinters())
-        self._check = session if spool is None else DegradedMode(session, spool, self.config)
+        self._check = degraded_mode(session, self.config) if degradable(self.config) \
+            else session
         try:
             stored = await self._worker.run(self._check.open)
         except IndexUnavailable:
@@ -148,10 +146,6 @@ class InThreadChecker:
         report = self._session.take_warmup_report() if self._session is not None else None
         if report is not None:
             report_warmup(report, self._stats.collector, logger)
-
-    def _shared(self) -> bool:
-        """Elasticsearch: an index that can go away while the crawl goes on."""
-        return self.config.backend.startswith(("http://", "https://"))
 
     async def _start_fingerprinting(self) -> None:
         """Nothing to start: the worker thread fingerprints."""
