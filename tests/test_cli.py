@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -241,6 +242,7 @@ async def test_dedup_and_report_read_the_crawl_feed(tmp_path: Path) -> None:
     assert {v["id"][len(base):]: v["duplicate_of"][len(base):]
             for v in first if v["duplicate_of"]} == DUPLICATES
     assert not any("status" in v for v in first)
+    assert "other content" not in run.stderr  # the same pages again: nothing to say
     # the second crawl's lines are the same documents again, not copies of the first's
     for once, repeated in zip(first, again, strict=True):
         assert repeated == {**once, "status": "repeated"}
@@ -427,3 +429,36 @@ def test_anchors_fit_on_an_input_with_a_wordless_page_warns_nothing(tmp_path: Pa
     assert run.returncode == 0, run.stderr
     assert "Warning" not in run.stderr and "divide" not in run.stderr, run.stderr
     assert "fitted on the input" in run.stderr
+
+
+def test_dedup_says_when_a_repeated_id_brings_other_content(tmp_path: Path) -> None:
+    """A repeated id is the same document again and is not checked; when its content differs
+    (two pages under one id), the line says so instead of passing in silence."""
+    words = " ".join(f"word{i}" for i in range(80))
+    corpus = write_jsonl(tmp_path / "in.jsonl", [
+        {"id": "a", "text": words}, {"id": "a", "text": words},
+        {"id": "a", "text": "something else entirely " * 20},
+    ])
+    run = neardup("dedup", str(corpus), "-o", "-")  # '-': stdout, as for the input
+    assert run.returncode == 0, run.stderr
+    assert [json.loads(line).get("status") for line in run.stdout.splitlines()] == [
+        None, "repeated", "repeated"]
+    said = run.stderr.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith(f"neardup: {corpus}:3: id 'a' was given before")
+    assert not (tmp_path / "-").exists()
+
+
+def test_input_errors_read_as_sentences(tmp_path: Path) -> None:
+    """json's "Invalid control character at" is not repeated as "at at"; an SQLite file given
+    where verdict lines go is named as what it is, with the spelling that reads it."""
+    corpus = tmp_path / "in.jsonl"
+    corpus.write_text('{"id": "x", "text": "a\x01b"}\n', encoding="utf-8")
+    run = neardup("dedup", str(corpus))
+    assert "(Invalid control character at column " in run.stderr, run.stderr
+    index = tmp_path / "fp.sqlite"
+    sqlite3.connect(index).execute("CREATE TABLE t (x)").connection.close()
+    stats = neardup("stats", str(index))
+    assert stats.returncode == 2
+    assert f"{index} is an SQLite index, not verdict lines: give it as sqlite:{index}" in \
+        stats.stderr
+

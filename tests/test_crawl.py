@@ -32,6 +32,7 @@ from tests.crawl_harness import (
     PAGES,
     crawl,
     crawl_settings,
+    describe,
     neardup_stats,
     serve_pages,
 )
@@ -96,6 +97,22 @@ async def test_an_index_of_other_parameters_closes_the_crawl_cleanly(
     assert len(errors) == 1 and "other parameters" in errors[0] and "fp.sqlite" in errors[0]
     assert "minhash: the settings have it, the index not" in errors[0]
     assert len(errors[0]) < 400, errors[0]  # what differs, not the two parameter sets
+    assert not any(r.exc_info for r in caplog.records)
+
+
+@deferred_f_from_coro_f
+async def test_an_index_folder_that_does_not_exist_is_never_made(
+    site: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A mistyped folder in NEARDUP_BACKEND would start a new, empty index without a word: the
+    crawl closes before a fetch, naming the folder and the setting."""
+    missing = tmp_path / "mistyped" / "fp.sqlite"
+    result = await crawl(site, crawl_settings(f"sqlite:{missing}"))
+    assert result.stats["finish_reason"] == "neardup_bad_setting"
+    assert not result.kept and "downloader/request_count" not in result.stats
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and f"{str(missing)!r} does not exist" in errors[0]
+    assert "NEARDUP_BACKEND" in errors[0] and not missing.parent.exists()
     assert not any(r.exc_info for r in caplog.records)
 
 
@@ -430,17 +447,42 @@ class BytesSpider(SiteSpider):
             yield out
 
 
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+
+
+class BytesAndImageSpider(BytesSpider):
+    """`BytesSpider`, and an image item beside the start page, its `html` the image's bytes
+    (a project yielding every response's body)."""
+
+    name = "bytes-and-image"
+
+    def parse(self, response: Any, **kwargs: Any) -> Iterator[Any]:
+        yield from super().parse(response, **kwargs)
+        if response.url.endswith("/index.html"):
+            yield {"url": response.urljoin("/logo.png"), "html": PNG}
+
+
 @deferred_f_from_coro_f
 async def test_html_given_as_bytes_reaches_a_json_feed(site: str, tmp_path: Path) -> None:
     """HTML as bytes (the README allows it) with NEARDUP_KEEP_HTML on: every kept item reaches
-    a JSON lines feed, its HTML as the text neardup read (bytes end a JSON feed's item)."""
+    a JSON lines feed, its HTML as the text neardup read (bytes end a JSON feed's item); an
+    image's bytes too, one character per byte."""
     feed = tmp_path / "kept.jsonl"
     result = await crawl(site, crawl_settings(
         f"sqlite:{tmp_path / 'fp.sqlite'}",
-        FEEDS={str(feed): {"format": "jsonlines", "encoding": "utf-8"}}), BytesSpider)
-    assert_drop_outcome(result)
-    lines = [json.loads(line) for line in feed.read_text(encoding="utf-8").splitlines()]
-    assert sorted(line["url"] for line in lines) == sorted(site + p for p in result.kept)
+        FEEDS={str(feed): {"format": "jsonlines", "encoding": "utf-8"}}), BytesAndImageSpider)
+    image = result.kept.pop("/logo.png")
+    assert sorted(result.kept) == sorted(ORIGINALS), describe(result)
+    assert sorted(result.dropped) == sorted(DUPLICATES), describe(result)
+    assert result.stats["neardup/items"] == PAGES + 1
+    assert result.stats["neardup/not_html"] == 1
+    # lines end at "\n" alone: an image's characters hold others splitlines() would split at
+    lines = [json.loads(line) for line in feed.read_text(encoding="utf-8").split("\n") if line]
+    assert sorted(line["url"] for line in lines) == sorted(
+        site + p for p in [*result.kept, "/logo.png"])
     by_url = {line["url"]: line for line in lines}
     history = by_url[site + "/articles/history.html"]["html"]
     assert isinstance(history, str) and "A Brief History" in history
+    logo = by_url[site + "/logo.png"]
+    assert logo["neardup_status"] == image["neardup_status"] == "not_html"
+    assert logo["html"].encode("latin-1") == PNG

@@ -300,7 +300,7 @@ class Fault:
 # What the one line says happened, per fault (the rest of the line is the command's).
 SAID = {
     "kill": "Elasticsearch at http://127.0.0.1:",
-    "sigstop": "did not answer within 2 s",
+    "sigstop": "not answer",  # did not answer within 2 s, or (met again) still does not
     "403": '): lift the block with PUT ',  # the call that lifts it
     "flood": "flood-stage watermark, index has read-only-allow-delete block",
     "429": "overloaded",  # not "did not answer": it answered, 429

@@ -74,8 +74,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     }
     duplicate = False
     for name, method in fingerprinter.methods.items():
-        if fa.status != "ok" or fb.status != "ok":
-            result["methods"][name] = {"verdict": "no_text"}
+        if fa.status != "ok" or fb.status != "ok":  # no_text, or not_html (an image)
+            result["methods"][name] = {"verdict": fa.status if fa.status != "ok" else fb.status}
             continue
         sa, sb = fa.signatures[name], fb.signatures[name]
         is_dup = method.is_duplicate(sa, sb)

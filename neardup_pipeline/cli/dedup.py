@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import signal
 import sys
@@ -43,7 +44,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "crawl feed); a repeated id is checked once, its later lines say \"status\": "
         "\"repeated\" ('-': stdin)",
     )
-    dedup.add_argument("-o", "--output", type=Path, help="JSONL verdicts (default: stdout)")
+    dedup.add_argument("-o", "--output", type=Path,
+                       help="JSONL verdicts (default or '-': stdout)")
     add_method_options(dedup)
     dedup.add_argument(
         "--backend", default="memory", help="memory (default), sqlite:PATH or http(s)://host:9200"
@@ -137,7 +139,7 @@ def decide_input(args: argparse.Namespace, config: NearDupConfig, dedup: Dedupli
         # (`yield from`), and stdin must stay open for a run stopped partway to read the rest.
         progress = tqdm((line for line in lines), unit=" docs", disable=not sys.stderr.isatty(),
                         file=sys.stderr)
-        seen_ids: set[str] = set()
+        seen: dict[str, bytes] = {}  # id -> digest of its first line's content
 
         def emit(batch: list[Line], fingerprints: list[Fingerprint] | None) -> None:
             docs = [doc for doc, repeated in batch if not repeated]
@@ -158,9 +160,18 @@ def decide_input(args: argparse.Namespace, config: NearDupConfig, dedup: Dedupli
                     bad_lines += 1
                     print(f"neardup: {args.input}:{number}: {exc}", file=sys.stderr)
                     continue
-                batch.append((doc, doc.doc_id in seen_ids))
+                digest = content_digest(doc)
+                first = seen.get(doc.doc_id)
+                repeated = first is not None
+                if first is None:
+                    seen[doc.doc_id] = digest
+                elif first != digest:
+                    print(f"neardup: {args.input}:{number}: id {doc.doc_id!r} was given before "
+                          "with other content; this line is not checked (its verdict is the "
+                          "first line's, \"status\": \"repeated\"): give each page its own id",
+                          file=sys.stderr)
+                batch.append((doc, repeated))
                 read.append(doc)
-                seen_ids.add(doc.doc_id)
                 if len(batch) >= args.batch:
                     yield batch
                     batch = []
@@ -214,6 +225,13 @@ def _whole_batch() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
     if caught:
         raise KeyboardInterrupt
+
+
+def content_digest(doc: Document) -> bytes:
+    """What a repeated id is compared by: its line's HTML or text, as given."""
+    body = doc.html if doc.html is not None else doc.text or ""
+    data = body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def remote(config: NearDupConfig) -> bool:

@@ -23,7 +23,8 @@ def parse_document(line: str) -> Document:
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        reason = exc.msg.removesuffix(" at")  # json's "Invalid control character at"
+        raise InputError(f"not JSON ({reason} at column {exc.colno})") from None
     if not isinstance(obj, dict):
         raise InputError("not a JSON object")
     doc_id = obj.get("id")
@@ -101,14 +102,15 @@ class open_input:
 
 
 class open_output:
-    """Context manager over the output file (its folder made if missing) or stdout."""
+    """Context manager over the output file (its folder made if missing) or stdout (none, or
+    '-' as for the input)."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._file: IO[str] | None = None
 
     def __enter__(self) -> IO[str]:
-        if self.path is None:
+        if self.path is None or str(self.path) == "-":
             return sys.stdout
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.path.open("w", encoding="utf-8")

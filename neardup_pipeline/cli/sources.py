@@ -19,6 +19,8 @@ from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
 from neardup_pipeline.report.stats import PageRecord, record_from_verdict
 from neardup_pipeline.verdict.clusters import doc_id_of
 
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite file
+
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
@@ -52,6 +54,10 @@ def jsonl_records(path: Path) -> Iterator[PageRecord]:
     """The verdict lines of `neardup dedup -o OUT.jsonl`, each document once: a later line of
     the same id (`"status": "repeated"`) is that document again."""
     seen: set[str] = set()
+    with path.open("rb") as head:
+        if head.read(len(SQLITE_HEADER)) == SQLITE_HEADER:
+            raise SourceError(f"{path} is an SQLite index, not verdict lines: give it as "
+                              f"sqlite:{path}")
     with path.open(encoding="utf-8", errors="replace") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():

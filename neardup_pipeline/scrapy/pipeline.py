@@ -276,15 +276,16 @@ class NearDupPipeline:
 
     def _leaving(self, adapter: ItemAdapter, item: Any) -> Any:
         """The item as it leaves the pipeline: without its HTML when NEARDUP_KEEP_HTML = False;
-        else with HTML given as bytes as text (decoded as neardup read it), so that a JSON or
-        CSV feed can write it (bytes end a JSON feed's item). Bytes that are not text (an
-        image) stay as they are."""
+        else with HTML given as bytes as text, so that a JSON or CSV feed can write it (bytes
+        end a JSON feed's item): decoded as neardup read it, or for bytes that are not text (an
+        image) one character per byte (latin-1: `html.encode("latin-1")` gives them back)."""
         field = self.config.scrapy.html_field
         if self.config.scrapy.keep_html:
             html = adapter.get(field)
-            if isinstance(html, bytes) and binary_kind(html) is None:
+            if isinstance(html, bytes):
+                text = html.decode("latin-1") if binary_kind(html) else decode_html(html)[0]
                 with contextlib.suppress(KeyError, TypeError, AttributeError):  # a frozen item
-                    adapter[field] = decode_html(html)[0]
+                    adapter[field] = text
             return item
         if field in adapter:
             try:
@@ -349,4 +350,6 @@ def _start_failure(exc: NearDupError) -> tuple[str, str]:
         return "neardup_es_unsupported", ""
     if isinstance(exc, ConnectionSetupError):
         return "neardup_es_setup", ""
+    if isinstance(exc, ConfigError):  # a setting the index cannot start with (the path, ...)
+        return "neardup_bad_setting", ""
     return "neardup_not_started", ""

@@ -70,7 +70,8 @@ class ScrapySettings:
         metadata=doc(
             "False: items leave the pipeline without their HTML field (feeds and logs need not "
             "carry whole pages); the page is checked first. True: HTML given as bytes leaves "
-            "as the text neardup read, so a JSON or CSV feed can write it"
+            "as the text neardup read, so a JSON or CSV feed can write it (bytes that are not "
+            "text, an image's, one character per byte: `.encode('latin-1')` gives them back)"
         ),
     )
     tag_fields: TagFields = field(
@@ -111,10 +112,12 @@ class ScrapySettings:
     spool_path: str = field(
         default="neardup-spool.sqlite",
         metadata=doc(
-            "SQLite spool of unchecked pages' fingerprints and unsent writes (Elasticsearch), "
-            "replayed when the server answers. A relative path lies in Scrapy's project data "
-            "folder (`.scrapy/`, like `HTTPCACHE_DIR`); the file is created only when something "
-            "is spooled"
+            "SQLite spool of unchecked pages' fingerprints and unsent writes, replayed when the "
+            "index takes them again (Elasticsearch back, the SQLite index's disk freed or lock "
+            "released). A relative path lies in Scrapy's project data folder (`.scrapy/`, like "
+            "`HTTPCACHE_DIR`); left at the default, an SQLite crawl spools to "
+            "`neardup-sqlite-spool.sqlite` there, so one backend's spool is never replayed into "
+            "the other; the file is created only when something is spooled"
         ),
     )
 

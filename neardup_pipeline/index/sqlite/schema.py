@@ -14,9 +14,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from neardup_pipeline.errors import IndexFailure
+from neardup_pipeline.errors import ConfigError, IndexFailure
 from neardup_pipeline.index.sqlite.bands import BAND_HASH
 from neardup_pipeline.index.sqlite.failures import BUSY_TIMEOUT, translate
+from neardup_pipeline.index.sqlite.spec import BACKEND_NAMES
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS params (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,6 +68,17 @@ CACHE_KIB = 65_536
 CHECKPOINT_PAGES = 10_000
 
 
+def require_folder(path: Path) -> None:
+    """The index file's folder must exist: made on demand, a mistyped folder would start a new,
+    empty index without a word, and nothing would be compared with the pages already seen."""
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise ConfigError(
+            f"the folder of SQLite index {str(path)!r} {what} ({BACKEND_NAMES}): create the "
+            "folder, or correct the path")
+
+
 def connect(path: str) -> sqlite3.Connection:
     """An open connection to the index file at `path` (or ":memory:"), its tables created.
 
@@ -74,7 +86,7 @@ def connect(path: str) -> sqlite3.Connection:
     locked (IndexLocked), a full disk (IndexDiskFull), or one written in another layout."""
     location = path if path == ":memory:" else str(Path(path).expanduser())
     if path != ":memory:":
-        Path(location).parent.mkdir(parents=True, exist_ok=True)
+        require_folder(Path(location))
     try:
         db = sqlite3.connect(
             location, check_same_thread=False, isolation_level="DEFERRED", timeout=BUSY_TIMEOUT
