@@ -22,7 +22,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,7 +37,7 @@ from neardup_pipeline.scrapy.stats import INCOMPLETE_REASON
 from tests import test_reliability as reliability
 from tests.crawl_harness import CrawlResult
 from tests.es_server import Server, free_port, own_server
-from tests.faults import Http429Proxy
+from tests.faults import Http429Proxy, fill, small_tmpfs
 from tests.test_reliability import (
     COPIES,
     INNER,
@@ -303,29 +302,6 @@ def sqlite_count(path: Path) -> int:
         db.close()
 
 
-@contextlib.contextmanager
-def small_tmpfs(size: str) -> Iterator[Path]:
-    """A tmpfs of `size` (a disk that fills), unmounted on the way out."""
-    where = Path(tempfile.mkdtemp(prefix="neardup-full-"))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                   check=True)
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-        with contextlib.suppress(OSError):
-            where.rmdir()
-
-
-def fill(folder: Path) -> Path:
-    """Write until the disk is full; the filler file, to delete for room again."""
-    filler = folder / "filler"
-    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as out:
-        while True:
-            out.write(b"\0" * 4096)
-    return filler
-
-
 @deferred_f_from_coro_f
 async def test_sqlite_disk_full(site: Site, tmp_path: Path,
                                 caplog: pytest.LogCaptureFixture) -> None:
@@ -334,7 +310,7 @@ async def test_sqlite_disk_full(site: Site, tmp_path: Path,
     again, the next crawl replays the spool: every page in the index."""
     if os.geteuid() != 0:
         pytest.fail("mounting a tmpfs needs root")
-    with small_tmpfs("2m") as disk:
+    with small_tmpfs(tmp_path / "disk", "2m") as disk:
         index = disk / "index.sqlite"
         settings = sqlite_settings(index, tmp_path, NEARDUP_ES_REPROBE_SECONDS=1.0)
         filled: list[Path] = []

@@ -18,11 +18,20 @@ from scrapy.utils.defer import deferred_from_coro
 from neardup_pipeline.config import NearDupConfig, unknown_scrapy_settings
 from neardup_pipeline.errors import (
     AccessRefused,
+    CaFileError,
+    CertificateUntrusted,
     ConfigError,
     ConnectionSetupError,
+    IndexDamaged,
+    IndexDiskFull,
+    IndexLocked,
     IndexParamsError,
     IndexUnavailable,
     NearDupError,
+    NotElasticsearch,
+    TemplatesMissing,
+    TlsMismatch,
+    UnsupportedServer,
 )
 from neardup_pipeline.fingerprint import Document
 from neardup_pipeline.scrapy.check import PageChecker, choose_checker
@@ -313,43 +322,28 @@ class NearDupPipeline:
                 )
 
 
-def _start_failure(exc: NearDupError) -> tuple[str, str]:
-    """The finish reason of a crawl neardup could not start, and what the operator can do:
-    one reason per cause, so a monitor of finish reasons can tell them apart."""
-    from neardup_pipeline.errors import (
-        CaFileError,
-        CertificateUntrusted,
-        IndexDamaged,
-        IndexDiskFull,
-        IndexLocked,
-        NotElasticsearch,
-        TemplatesMissing,
-        TlsMismatch,
-        UnsupportedServer,
-    )
+# Why a crawl neardup could not start, by the error's class, the first that matches: one finish
+# reason per cause, so a monitor of finish reasons can tell them apart.
+START_FAILURES: tuple[tuple[type[NearDupError] | tuple[type[NearDupError], ...], str], ...] = (
+    (IndexLocked, "neardup_index_locked"),  # an SQLite file another process holds
+    (IndexDiskFull, "neardup_index_disk_full"),
+    (IndexDamaged, "neardup_index_damaged"),
+    (IndexUnavailable, "neardup_index_unavailable"),
+    (IndexParamsError, "neardup_index_params"),
+    (AccessRefused, "neardup_es_access_refused"),
+    ((CertificateUntrusted, TlsMismatch, CaFileError), "neardup_es_tls"),
+    (TemplatesMissing, "neardup_es_templates"),
+    (NotElasticsearch, "neardup_es_not_elasticsearch"),
+    (UnsupportedServer, "neardup_es_unsupported"),
+    (ConnectionSetupError, "neardup_es_setup"),
+    (ConfigError, "neardup_bad_setting"),  # a setting the index cannot start with (a path)
+)
 
-    if isinstance(exc, IndexLocked):  # an SQLite file another process holds: its message says
-        return "neardup_index_locked", ""
-    if isinstance(exc, IndexDiskFull):
-        return "neardup_index_disk_full", ""
-    if isinstance(exc, IndexDamaged):
-        return "neardup_index_damaged", ""
-    if isinstance(exc, IndexUnavailable):
-        return "neardup_index_unavailable", " (NEARDUP_ES_START = 'degraded' starts without it)"
-    if isinstance(exc, IndexParamsError):
-        return "neardup_index_params", ""
-    if isinstance(exc, AccessRefused):
-        return "neardup_es_access_refused", ""
-    if isinstance(exc, CertificateUntrusted | TlsMismatch | CaFileError):
-        return "neardup_es_tls", ""
-    if isinstance(exc, TemplatesMissing):
-        return "neardup_es_templates", ""
-    if isinstance(exc, NotElasticsearch):
-        return "neardup_es_not_elasticsearch", ""
-    if isinstance(exc, UnsupportedServer):
-        return "neardup_es_unsupported", ""
-    if isinstance(exc, ConnectionSetupError):
-        return "neardup_es_setup", ""
-    if isinstance(exc, ConfigError):  # a setting the index cannot start with (the path, ...)
-        return "neardup_bad_setting", ""
-    return "neardup_not_started", ""
+
+def _start_failure(exc: NearDupError) -> tuple[str, str]:
+    """The finish reason of a crawl neardup could not start, and what the operator can do."""
+    reason = next((r for kinds, r in START_FAILURES if isinstance(exc, kinds)),
+                  "neardup_not_started")
+    hint = (" (NEARDUP_ES_START = 'degraded' starts without it)"
+            if reason == "neardup_index_unavailable" else "")
+    return reason, hint
