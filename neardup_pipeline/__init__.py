@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from neardup_pipeline.config import NearDupConfig
-from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
-from neardup_pipeline.index import open_index
-from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
-
 if TYPE_CHECKING:
+    from neardup_pipeline.config import NearDupConfig
+    from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
+    from neardup_pipeline.index import open_index
     from neardup_pipeline.scrapy.addon import NearDupAddon
     from neardup_pipeline.scrapy.pipeline import NearDupPipeline
+    from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 
 __all__ = [
     "Deduplicator",
@@ -26,15 +26,23 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
+# Where each name lives: loaded on first use, so `neardup --version` and a command that needs
+# neither Scrapy nor the index start without importing them.
+_HOMES = {
+    "Deduplicator": "neardup_pipeline.verdict.deduplicator",
+    "Document": "neardup_pipeline.fingerprint",
+    "Fingerprint": "neardup_pipeline.fingerprint",
+    "Fingerprinter": "neardup_pipeline.fingerprint",
+    "NearDupAddon": "neardup_pipeline.scrapy.addon",
+    "NearDupConfig": "neardup_pipeline.config",
+    "NearDupPipeline": "neardup_pipeline.scrapy.pipeline",
+    "Verdict": "neardup_pipeline.verdict.deduplicator",
+    "open_index": "neardup_pipeline.index",
+}
+
 
 def __getattr__(name: str) -> Any:
-    """Scrapy parts load on first use, so the pure core imports without Scrapy's start-up."""
-    if name == "NearDupPipeline":
-        from neardup_pipeline.scrapy.pipeline import NearDupPipeline
-
-        return NearDupPipeline
-    if name == "NearDupAddon":
-        from neardup_pipeline.scrapy.addon import NearDupAddon
-
-        return NearDupAddon
-    raise AttributeError(name)
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(name)
+    return getattr(importlib.import_module(home), name)

@@ -305,10 +305,34 @@ def test_each_command_lives_in_its_own_module(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit):
         main(["--help"])
     listed = capsys.readouterr().out
-    names = [module.__name__.rsplit(".", 1)[1] for module in COMMANDS]
+    names = list(COMMANDS)
     assert names == ["dedup", "compare", "crawl", "anchors", "eval", "search", "stats", "report",
                      "reuse", "hygiene", "es"]
+    assert [home.rsplit(".", 1)[1] for home, _ in COMMANDS.values()] == names
     assert "{" + ",".join(names) + "}" in listed
+    for _, about in COMMANDS.values():
+        assert about in " ".join(listed.split())  # each help line, listed without its module
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    """`neardup --version` and `neardup dedup` start without Elasticsearch, Scrapy, the
+    hygiene code or bs4: those load with the commands and pages that use them."""
+    probe = (
+        "import sys\n"
+        "from neardup_pipeline.cli.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:  # --version exits from the parser\n"
+        "    pass\n"
+        "heavy = ('elasticsearch', 'scrapy', 'neardup_pipeline.hygiene', 'bs4', 'tldextract',\n"
+        "         'neardup_pipeline.cli.hygiene', 'neardup_pipeline.cli.report')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))\n"
+    )
+    for argv in (["--version"], ["dedup", "/dev/null"]):
+        run = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
+                             text=True, timeout=60, check=False)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip().splitlines()[-1] == "[]", (argv, run.stdout)
 
 
 @pytest.mark.parametrize("command", [["dedup", "-"], ["compare", "a.html", "b.html"]])

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.inputs import corpus_texts
 from neardup_pipeline.cli.options import (
     add_fit_command,
@@ -26,7 +27,7 @@ __all__ = ["cmd_anchors_fit", "corpus_texts", "dedup_fingerprinter", "register"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    fit_cmd = add_fit_command(sub, "anchors", "anchor-word models (Ilyinsky et al.)",
+    fit_cmd = add_fit_command(sub, "anchors", about("anchors"),
                               "fit a model on a corpus (JSONL or a folder)", "model file (JSON)")
     fit_cmd.add_argument("--words", type=int, default=FitSettings.words,
                          help=f"N anchors (default: {FitSettings.words})")

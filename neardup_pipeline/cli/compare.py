@@ -14,6 +14,7 @@ import dataclasses
 import json
 from typing import Any
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.inputs import load_document
 from neardup_pipeline.cli.options import add_method_options, config_from_args
 from neardup_pipeline.config import KNOWN_METHODS, NearDupConfig
@@ -30,7 +31,7 @@ DEFAULT_TEXT_CHARS = 400
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    compare = sub.add_parser("compare", help="similarity of two documents under each method")
+    compare = sub.add_parser("compare", help=about("compare"))
     compare.add_argument("a", help="file path or file:// URL (HTML or text)")
     compare.add_argument("b", help="file path or file:// URL (HTML or text)")
     for side in ("a", "b"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.options import add_es_connection_options, add_es_template_option
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.scrapy.crawl import CRAWL_BACKEND, DEMO_BACKEND, run
@@ -15,7 +16,7 @@ from neardup_pipeline.scrapy.settings import ScrapySettings
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("crawl", help="run the bundled crawler (no URL: the demo site)")
+    parser = sub.add_parser("crawl", help=about("crawl"))
     parser.add_argument(
         "url", nargs="?", default=None,
         help="start URL (the crawl stays on its host); omitted: crawl the bundled demo site",

@@ -17,6 +17,7 @@ from typing import IO, Any
 from tqdm import tqdm
 
 from neardup_pipeline.cli.anchors import dedup_fingerprinter
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.inputs import open_input, open_output, parse_document
 from neardup_pipeline.cli.options import (
     add_es_connection_options,
@@ -37,7 +38,7 @@ from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    dedup = sub.add_parser("dedup", help="flag near-duplicates in a JSONL corpus, in input order")
+    dedup = sub.add_parser("dedup", help=about("dedup"))
     dedup.add_argument(
         "input", type=Path,
         help="JSONL: one {id, html|text, url?} per line, `url` the id where `id` is missing (a "

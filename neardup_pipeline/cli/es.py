@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.options import add_es_options, es_settings
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 
@@ -18,7 +19,7 @@ DEFAULT_FINGERPRINT_INDEX = ElasticSettings.fingerprint_index
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    group = sub.add_parser("es", help="Elasticsearch administration (index templates)")
+    group = sub.add_parser("es", help=about("es"))
     actions = group.add_subparsers(dest="es_command", required=True)
     install = actions.add_parser(
         "install-templates",

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.inputs import parse_document
 from neardup_pipeline.config import CONTENTS, METHOD_CHOICES, NearDupConfig
 from neardup_pipeline.errors import InputError
@@ -20,9 +21,7 @@ from neardup_pipeline.report.evaluate import (
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    command = sub.add_parser(
-        "eval", help="pairwise precision/recall/F1 per method against gold groups, with a sweep"
-    )
+    command = sub.add_parser("eval", help=about("eval"))
     command.add_argument("docs", type=Path, help="JSONL documents, as for dedup")
     command.add_argument(
         "gold", type=Path, help='JSONL {"id", "group", "kind"} (group null: unscored)'

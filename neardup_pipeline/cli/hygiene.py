@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.options import (
     add_es_options,
     add_es_template_option,
@@ -35,8 +36,7 @@ NOT_CHECKED = ("no_text", "not_html", "bad_field", "repeated_id", "gone")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    hygiene = sub.add_parser(
-        "hygiene", help="mark the near-duplicates of an existing Elasticsearch index")
+    hygiene = sub.add_parser("hygiene", help=about("hygiene"))
     add_es_options(hygiene, required=True)
     add_es_template_option(hygiene)
     hygiene.add_argument("--index", required=True, help="the content index to check")

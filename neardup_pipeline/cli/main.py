@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import select
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from neardup_pipeline import __version__
-from neardup_pipeline.cli import (
-    anchors,
-    compare,
-    crawl,
-    dedup,
-    es,
-    eval,
-    hygiene,
-    report,
-    reuse,
-    search,
-    stats,
-)
+from neardup_pipeline.cli.commands import COMMANDS
 from neardup_pipeline.errors import NearDupError
-
-# In the order `neardup --help` lists them.
-COMMANDS = (dedup, compare, crawl, anchors, eval, search, stats, report, reuse, hygiene, es)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -44,7 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(named_command(argv)).parse_args(argv)
     try:
         return int(args.func(args))
     except (NearDupError, OSError) as exc:
@@ -83,13 +70,24 @@ def _closed_stdout_exit() -> int:
     return 128 + signal.SIGPIPE
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(loaded: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command: those in `loaded` (default: all) with their options and
+    their code imported, the others listed by name and help line only."""
     parser = argparse.ArgumentParser(prog="neardup", description=__doc__)
     parser.add_argument("--version", action=_ShowVersion)
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.register(sub)
+    for name, (home, about) in COMMANDS.items():
+        if loaded is None or name in loaded:
+            importlib.import_module(home).register(sub)
+        else:
+            sub.add_parser(name, help=about)
     return parser
+
+
+def named_command(argv: Sequence[str]) -> set[str]:
+    """The command an argument list names: its first argument not an option (`neardup` itself
+    takes only --help and --version)."""
+    return {next((arg for arg in argv if not arg.startswith("-")), "")} & set(COMMANDS)
 
 
 def version_text() -> str:

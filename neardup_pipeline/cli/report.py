@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.inputs import parse_document
 from neardup_pipeline.cli.options import add_es_options, es_settings
 from neardup_pipeline.cli.reuse import reuse_output, reuse_report
@@ -21,7 +22,7 @@ from neardup_pipeline.verdict.canonical import POLICIES
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    report = sub.add_parser("report", help="one self-contained HTML report of the clusters")
+    report = sub.add_parser("report", help=about("report"))
     report.add_argument("source", nargs="?", help="OUT.jsonl (neardup dedup) or sqlite:PATH")
     add_es_options(report)
     report.add_argument("-o", "--output", type=Path, required=True, help="the HTML file to write")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.inputs import corpus_documents, open_output, parse_document
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConfigError, InputError, NearDupError
@@ -35,7 +36,7 @@ USAGE = """
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     defaults = ReuseSettings()
     reuse = sub.add_parser(
-        "reuse", help="which sources a text copied, and which passages (character offsets)",
+        "reuse", help=about("reuse"),
         usage=USAGE, description="Which sources each suspect text copied, and which passages, "
         "as character offsets in both texts (docs/reuse.md). `index` builds an SQLite index of "
         "the sources (or adds to one) for later runs with --index.")

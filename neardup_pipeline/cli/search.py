@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.options import add_es_options, es_settings
 from neardup_pipeline.cli.sources import es_client
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    search = sub.add_parser("search", help="search the pages index, near-duplicates collapsed")
+    search = sub.add_parser("search", help=about("search"))
     search.add_argument("query", help="words to look for in titles and texts")
     add_es_options(search, required=True)
     search.add_argument("--size", type=int, default=10, help="clusters to show (default 10)")

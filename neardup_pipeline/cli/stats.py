@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 
+from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.options import add_es_options, es_settings
 from neardup_pipeline.cli.sources import es_client, read_records, source_of
 from neardup_pipeline.report.stats import Summary, summarize
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    stats = sub.add_parser("stats", help="documents, clusters and duplicates by method")
+    stats = sub.add_parser("stats", help=about("stats"))
     stats.add_argument("source", nargs="?", help="OUT.jsonl (neardup dedup) or sqlite:PATH")
     add_es_options(stats)
     stats.add_argument("--json", action="store_true", help="machine-readable output")

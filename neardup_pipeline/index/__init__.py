@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from neardup_pipeline.errors import ConfigError, IndexFailure, IndexParamsError, IndexUnavailable
-from neardup_pipeline.index.base import FingerprintIndex, IndexEntry
-from neardup_pipeline.index.memory import MemoryIndex
 from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
-from neardup_pipeline.index.sqlite.store import SqliteIndex
 
 if TYPE_CHECKING:
     from neardup_pipeline.config import NearDupConfig
+    from neardup_pipeline.index.base import FingerprintIndex, IndexEntry
+    from neardup_pipeline.index.memory import MemoryIndex
+    from neardup_pipeline.index.sqlite.store import SqliteIndex
 
 __all__ = [
     "FingerprintIndex",
@@ -29,8 +30,12 @@ def open_index(spec: str, config: NearDupConfig | None = None) -> FingerprintInd
     """`memory`, `sqlite:PATH` (`sqlite:///abs/path` absolute) or `http(s)://host:port`
     (Elasticsearch) -> an open index."""
     if spec == "memory":
+        from neardup_pipeline.index.memory import MemoryIndex
+
         return MemoryIndex()
     if spec.startswith(SQLITE_SCHEME):
+        from neardup_pipeline.index.sqlite.store import SqliteIndex
+
         return SqliteIndex(sqlite_path(spec))
     if spec.startswith(("http://", "https://")):
         from neardup_pipeline.config import NearDupConfig
@@ -40,3 +45,19 @@ def open_index(spec: str, config: NearDupConfig | None = None) -> FingerprintInd
     raise ConfigError(
         f"unknown backend {spec!r}: use 'memory', 'sqlite:PATH' or 'http(s)://host:port'"
     )
+
+
+# The backends load with the first index opened (a command that opens none never imports them).
+_HOMES = {
+    "FingerprintIndex": "neardup_pipeline.index.base",
+    "IndexEntry": "neardup_pipeline.index.base",
+    "MemoryIndex": "neardup_pipeline.index.memory",
+    "SqliteIndex": "neardup_pipeline.index.sqlite.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(name)
+    return getattr(importlib.import_module(home), name)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import codecs
 
-from bs4 import UnicodeDammit
-from bs4.dammit import EncodingDetector
+# bs4 is imported by the first page given as bytes, not by every command's start-up.
 
 # Bytes read to decide the encoding of a page that declares none (chardet is pure Python).
 DETECT_SAMPLE_BYTES = 256 * 1024
@@ -34,6 +33,8 @@ def decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None,
 
 def dammit_decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None, bool]:
     """decode by UnicodeDammit alone (the reference of its shortcut)."""
+    from bs4 import UnicodeDammit
+
     known = [declared_encoding] if declared_encoding else []
     if len(data) > DETECT_SAMPLE_BYTES:
         # UnicodeDammit runs chardet over the whole input when nothing is declared (seconds on
@@ -69,4 +70,6 @@ def _declared_utf8(data: bytes, declared_encoding: str | None) -> bool:
         return False
     if declared_encoding is not None:
         return declared_encoding == "utf-8"
+    from bs4.dammit import EncodingDetector
+
     return EncodingDetector.find_declared_encoding(data, is_html=True) == "utf-8"

@@ -14,7 +14,6 @@ import threading
 from dataclasses import dataclass
 
 import lxml.etree
-from bs4 import BeautifulSoup
 
 from neardup_pipeline.text.chrome import STRING_VALUE, Chrome, collapse_spaces, python_walk
 from neardup_pipeline.text.decode import decode
@@ -253,6 +252,8 @@ def _lxml_tree(data: bytes, strip: bool = True) -> tuple[lxml.etree._Element | N
 
 
 def _bs4_text(html: str) -> tuple[str, str]:
+    from bs4 import BeautifulSoup  # the fallback: its import is kept off every start-up
+
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for el in soup.find_all(list(INVISIBLE_TAGS)):

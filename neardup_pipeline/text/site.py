@@ -10,14 +10,23 @@ cookie domains); it is never fetched.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import tldextract
+if TYPE_CHECKING:
+    import tldextract
 
-# The list's private section too: each blog under blogspot.com or github.io is its own site.
-_SUFFIXES = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None,
-                                  include_psl_private_domains=True)
+
+@cache
+def _suffixes() -> tldextract.TLDExtract:
+    """The public suffix list, loaded on the first URL: importing tldextract costs a command's
+    start-up more than the rest of neardup's reading does. The list's private section too:
+    each blog under blogspot.com or github.io is its own site."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None,
+                                 include_psl_private_domains=True)
 
 
 def site_of(url: str | None) -> str:
@@ -39,4 +48,4 @@ def site_of(url: str | None) -> str:
 @lru_cache(maxsize=4096)
 def _site_of_host(host: str) -> str:
     """A crawl meets few hosts many times: each is looked up once."""
-    return _SUFFIXES(host).top_domain_under_public_suffix or host
+    return _suffixes()(host).top_domain_under_public_suffix or host
