@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from neardup_pipeline.lazy import loader
 
 if TYPE_CHECKING:
     from neardup_pipeline.config import NearDupConfig
@@ -40,9 +41,4 @@ _HOMES = {
     "open_index": "neardup_pipeline.index",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(name)
-    return getattr(importlib.import_module(home), name)
+__getattr__ = loader(_HOMES)

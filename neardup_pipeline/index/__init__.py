@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from neardup_pipeline.errors import ConfigError, IndexFailure, IndexParamsError, IndexUnavailable
 from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
+from neardup_pipeline.lazy import loader
 
 if TYPE_CHECKING:
     from neardup_pipeline.config import NearDupConfig
@@ -55,9 +55,4 @@ _HOMES = {
     "SqliteIndex": "neardup_pipeline.index.sqlite.store",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(name)
-    return getattr(importlib.import_module(home), name)
+__getattr__ = loader(_HOMES)
