@@ -148,6 +148,20 @@ def wait_for(ready: Callable[[], bool], seconds: float = 60) -> None:
         time.sleep(0.05)
 
 
+def run_in_steps_until(child: subprocess.Popen[str], ready: Callable[[], bool]) -> None:
+    """Let `child` run in short steps, held (SIGSTOP) while `ready` is asked, until it is; it
+    is left held. However slow the question on a loaded machine, the run cannot finish between
+    the answer and the fault."""
+    os.kill(child.pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 60
+    while not ready():
+        assert child.poll() is None, "the run ended before the fault"
+        assert time.monotonic() < deadline, "timed out"
+        os.kill(child.pid, signal.SIGCONT)
+        time.sleep(0.05)
+        os.kill(child.pid, signal.SIGSTOP)
+
+
 def test_dedup_on_sqlite_locked_by_another_process(
     corpus: tuple[Path, list[dict[str, Any]]], tmp_path: Path,
 ) -> None:
@@ -452,11 +466,9 @@ def test_hygiene_on_elasticsearch_fault_then_resumes(
         child = subprocess.Popen([sys.executable, "-m", "neardup_pipeline", *argv], cwd=ROOT,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  env={**os.environ, **FAST})
-        wait_for(lambda: checkpoint_counts(own_es.url, index).get("counts", {}).get(
-            "read", 0) >= 24 or child.poll() is not None)
-        # Held while the fault is made: on a loaded machine the run could end in between.
-        os.kill(child.pid, signal.SIGSTOP)
-        try:
+        run_in_steps_until(child, lambda: checkpoint_counts(own_es.url, index).get(
+            "counts", {}).get("read", 0) >= 24)
+        try:  # the run is held while the fault is made: it cannot end in between
             fault.make()
         finally:
             os.kill(child.pid, signal.SIGCONT)

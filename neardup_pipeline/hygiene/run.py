@@ -25,7 +25,6 @@ from neardup_pipeline.hygiene.checkpoint import (
 from neardup_pipeline.hygiene.connect import connect
 from neardup_pipeline.hygiene.fields import Item, item_of, refuse_unreadable
 from neardup_pipeline.hygiene.judge import Judge
-from neardup_pipeline.hygiene.known import with_known
 from neardup_pipeline.hygiene.options import HygieneOptions, RunResult, check_options
 from neardup_pipeline.hygiene.reader import PointInTime, count_documents
 from neardup_pipeline.hygiene.recording import RecordingIndex
@@ -163,7 +162,9 @@ class _Committer:
 
 def _reread(connection: Connection, options: HygieneOptions, es_ids: list[str]) -> list[Item]:
     """The documents of an interrupted window, read again by `_id`, in the window's order (a
-    document deleted since is gone from it)."""
+    document deleted since is gone from it), every one to be checked again: none is `known`,
+    since a write the killed run sent may still land after the undo (a server that was frozen
+    runs its queued requests when it wakes), and a fingerprint stored that way has no marks."""
     client = connection.client
     items: list[Item] = []
     for start in range(0, len(es_ids), 500):
@@ -175,7 +176,7 @@ def _reread(connection: Connection, options: HygieneOptions, es_ids: list[str]) 
             raise IndexFailure(f"reading the interrupted window failed: {describe(exc)}") \
                 from exc
         items += [item_of(doc, options.spec) for doc in response.body["docs"] if doc.get("found")]
-    return with_known(connection, options.fingerprints, items)
+    return items
 
 
 def _fingerprint_index(connection: Connection, options: HygieneOptions) -> FingerprintIndex:
