@@ -78,7 +78,7 @@ _TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.S | re.I)
 _HREF = re.compile(rb"\shref\s*=", re.I)
 STAT_KEYS = (
     "response_received_count", "item_scraped_count", "item_dropped_count", "elapsed_time_seconds",
-    "finish_reason", "neardup/checked", "neardup/duplicates", "neardup/dropped",
+    "finish_reason", "neardup/items", "neardup/checked", "neardup/duplicates", "neardup/dropped",
     "neardup/errors", "neardup/no_text", "neardup/batch/lookups", "neardup/batch/pages",
     "memusage/max",
 )
