@@ -154,21 +154,25 @@ def make_ca(common: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     return key, cert
 
 
+NODE_NAMES: tuple[x509.GeneralName, ...] = (
+    x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost"))
+
+
 def make_node_cert(
-    ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate
+    ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate,
+    names: tuple[x509.GeneralName, ...] = NODE_NAMES, subject: str = "neardup-test",
 ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    """The node's key and certificate for 127.0.0.1 and localhost, signed by the CA."""
+    """A server's key and certificate for `names` (the node's: 127.0.0.1 and localhost),
+    signed by the CA."""
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.timezone.utc)
     cert = (
-        x509.CertificateBuilder().subject_name(_name("neardup-test"))
+        x509.CertificateBuilder().subject_name(_name(subject))
         .issuer_name(ca_cert.subject).public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([
-            x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]),
-            critical=False)
+        .add_extension(x509.SubjectAlternativeName(list(names)), critical=False)
         .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]),
                        critical=False)
         .sign(ca_key, hashes.SHA256())

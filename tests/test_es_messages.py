@@ -10,7 +10,6 @@ of it whose certificate names only `localhost`, and run the commands in this pro
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
 import re
 import shlex
@@ -24,8 +23,6 @@ from urllib.parse import quote
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
 from elasticsearch import Elasticsearch
 from scrapy.utils.defer import deferred_f_from_coro_f
 
@@ -36,7 +33,15 @@ from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.index.elastic.templates import neardup_indices, template_for
 from tests.crawl_harness import crawl, crawl_settings, serve_demo_site
 from tests.es_server import free_port
-from tests.secured_es import NASTY_PASSWORD, SecuredES, User, _key_pem, _name, _pem, make_ca
+from tests.secured_es import (
+    NASTY_PASSWORD,
+    SecuredES,
+    User,
+    _key_pem,
+    _pem,
+    make_ca,
+    make_node_cert,
+)
 
 ENV_NAMES = ("NEARDUP_ES_API_KEY", "NEARDUP_ES_BASIC_AUTH", "NEARDUP_ES_USERNAME",
              "NEARDUP_ES_PASSWORD", "NEARDUP_ES_CA_CERTS", "NEARDUP_ES_VERIFY_CERTS",
@@ -142,18 +147,7 @@ class TlsFront:
 
     def __init__(self, secured_es: SecuredES, folder: Path) -> None:
         ca_key, ca_cert = make_ca("neardup front CA")
-        key = ec.generate_private_key(ec.SECP256R1())
-        now = datetime.datetime.now(datetime.timezone.utc)
-        cert = (
-            x509.CertificateBuilder().subject_name(_name("localhost"))
-            .issuer_name(ca_cert.subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]),
-                           critical=False)
-            .sign(ca_key, hashes.SHA256())
-        )
+        key, cert = make_node_cert(ca_key, ca_cert, (x509.DNSName("localhost"),), "localhost")
         self.ca_path = folder / "front-ca.crt"
         self.ca_path.write_bytes(_pem(ca_cert))
         (folder / "front.crt").write_bytes(_pem(cert))
