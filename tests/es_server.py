@@ -9,7 +9,8 @@ Usage::
 The server is Elastic's published ``integ-test-zip`` distribution, fetched once with
 ``mvn dependency:copy`` into a cache folder outside the clone and unpacked there. Every run gets
 its own config, data, logs and tmp folders in a temporary directory, a free port on 127.0.0.1,
-a single node with security off, a small heap and the disk watermarks off. CMD sees
+a single node with security off, a small heap and the disk watermarks off (and the disk
+monitor idle, so that a flood-stage block a test sets stays until the test lifts it). CMD sees
 ``NEARDUP_TEST_ES_URL`` and ``NEARDUP_TEST_ES_REQUIRED=1``. ``Server(version, Security(...))``
 starts a secured one instead (HTTPS and users; tests/secured_es.py makes the certificates and
 users and is the pytest fixture).
@@ -445,6 +446,9 @@ class Server:
             f"-Epath.data={work / 'data'}",
             f"-Epath.logs={work / 'logs'}",
             "-Ecluster.routing.allocation.disk.threshold_enabled=false",
+            # With the threshold off, each pass of the disk monitor lifts every
+            # read-only-allow-delete block: the flood-stage faults the tests set must stay.
+            "-Ecluster.info.update.interval=1h",
         ]
         self.console = work / "console.log"
         log(

@@ -320,20 +320,6 @@ SAID = {
     "429": "overloaded",  # not "did not answer": it answered, 429
 }
 ES_FAULTS = list(SAID)
-# An open defect, not a flaky test: with the server frozen mid-window, a write the stopped run
-# sent lands when the server wakes, and in about one resumed run in three some documents of
-# that window are left without marks (docs/reliability.md, "Fault matrix"). Kept running, so
-# the day it is fixed shows.
-OPEN_HYGIENE_CELLS = {
-    "sigstop": "open: a frozen server's late write can leave a resumed window unmarked",
-    # Seen once in a loaded full run: the run completed with exit 0 although the block was set.
-    "flood": "open: under load a run may complete past the flood-stage block (cause not found)",
-}
-HYGIENE_FAULTS = [
-    pytest.param(name, marks=pytest.mark.xfail(reason=OPEN_HYGIENE_CELLS[name], strict=False))
-    if name in OPEN_HYGIENE_CELLS else name
-    for name in ES_FAULTS
-]
 
 
 @pytest.mark.elasticsearch
@@ -466,7 +452,7 @@ def hygiene_corpus(corpus: tuple[Path, list[dict[str, Any]]],
 
 
 @pytest.mark.elasticsearch
-@pytest.mark.parametrize("fault_name", HYGIENE_FAULTS)
+@pytest.mark.parametrize("fault_name", ES_FAULTS)
 def test_hygiene_on_elasticsearch_fault_then_resumes(
     fault_name: str, own_es: Server,
     hygiene_corpus: tuple[list[dict[str, Any]], dict[str, str]],

@@ -1,6 +1,7 @@
 """What earlier runs checked: a document whose fingerprint is stored with the hash of this very
 content needs nothing (its marks were written with it); an edited one is checked again, and so
-is one a run that could not read it marked `bad_field` (its marks are put right)."""
+is one a run that could not read it marked `bad_field` (its marks are put right), and, when the
+marks are in the content index itself, one that carries none."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ CONTENT_ID = "content_id"  # ... and the `_id` of its document in the content in
 MGET_CHUNK = 1000
 
 
-def with_known(connection: Connection, fingerprint_index: str, items: Sequence[Item]) -> list[Item]:
+def with_known(connection: Connection, fingerprint_index: str, items: Sequence[Item],
+               marks_in_place: bool = False) -> list[Item]:
     """`items`, those checked before with the same content marked `known` (one `mget` per
-    thousand documents, reading two small fields)."""
+    thousand documents, reading two small fields). `marks_in_place`: the items were read with
+    their marks, and one without marks is not known, whatever its fingerprint says."""
     stored: dict[str, str] = {}
     ids = [item.doc_id for item in items if item.doc is not None]
     client = connection.client
@@ -42,6 +45,7 @@ def with_known(connection: Connection, fingerprint_index: str, items: Sequence[I
         replace(item, known=True)
         if item.doc is not None and item.source_hash and item.marked != BAD_FIELD
         and stored.get(item.doc_id) == item.source_hash
+        and (item.marked is not None or not marks_in_place)
         else item
         for item in items
     ]

@@ -78,7 +78,8 @@ def run_hygiene(
             with PointInTime(connection, options.index) as pit:
                 plan = ReadPlan(options.url, options.config, options.spec, pit.id,
                                 options.fingerprints, tuple(position) if position else None,
-                                None, options.page, options.staging if options.finish else None)
+                                None, options.page, options.staging if options.finish else None,
+                                marks_in_place=not options.into)
                 for n, window in enumerate(windows(connection, plan, options.processes,
                                                    options.window)):
                     if n == 0:
@@ -91,6 +92,9 @@ def run_hygiene(
             if store is not None and options.finish:  # the slices' work is in the marks now
                 StagedFingerprints(connection, options.staging, judge.dedup.fingerprinter).drop()
                 store.delete(slices)
+        except BaseException:
+            _drop_uncommitted(base)
+            raise
         finally:
             base.close()  # closes the client they share
     finally:
@@ -158,6 +162,14 @@ class _Committer:
         counts = Counter(self.earlier) + self.judge.counts
         self.result.counts = counts
         return dict(counts)
+
+
+def _drop_uncommitted(base: FingerprintIndex) -> None:
+    """Forget the writes of a window that was not committed, so that closing the index does
+    not send them: stored without the window's marks and checkpoint, they would make its
+    documents look checked to the run that resumes (it checks the window again instead)."""
+    if isinstance(base, ElasticIndex):
+        base.take_pending()
 
 
 def _reread(connection: Connection, options: HygieneOptions, es_ids: list[str]) -> list[Item]:

@@ -50,7 +50,8 @@ def stage_slice(
         with PointInTime(connection, options.index) as pit:
             plan = ReadPlan(options.url, options.config, options.spec, pit.id,
                             options.fingerprints, tuple(position) if position else None,
-                            options.slice_, options.page, options.staging)
+                            options.slice_, options.page, options.staging,
+                            marks_in_place=not options.into)
             for window in windows(connection, plan, options.processes, options.window,
                                   fingerprinter):
                 result.counts.update(_counts(window))

@@ -43,6 +43,7 @@ class ReadPlan:
     slice_: tuple[int, int] | None = None
     page: int = 500
     staged: str | None = None  # the staging index to take fingerprints from (`--finish`)
+    marks_in_place: bool = False  # the content index holds the marks (no `--into`)
 
 
 def read_items(
@@ -55,7 +56,7 @@ def read_items(
     for hits in read_pages(connection, plan.pit_id, plan.spec, page=plan.page, after=plan.after,
                            slice_=plan.slice_):
         items = with_known(connection, plan.fingerprint_index,
-                           [item_of(hit, plan.spec) for hit in hits])
+                           [item_of(hit, plan.spec) for hit in hits], plan.marks_in_place)
         if staged is not None:
             items = staged.fill(items)
         if fingerprinter is not None:
