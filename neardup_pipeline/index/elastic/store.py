@@ -102,6 +102,7 @@ class ElasticIndex(ClosesOnExit):
         self._unpublished: dict[str, dict[str, Any]] = {}  # doc id -> source, not yet in the log
         self._slot = 0  # this process's last slot in the write log...
         self._flushed_slot = 0  # ...and the last one whose entries are searchable
+        self._unstripped: list[int] = []  # its slots whose records still hold their entries
         self._closed = False
         self._reader = FingerprintReader(self._connection, fingerprint_index, max_candidates)
         self._df = DocumentFrequencies(self._connection, f"{fingerprint_index}-df")
@@ -245,13 +246,25 @@ class ElasticIndex(ClosesOnExit):
             slot, records = self._log.claim(list(self._unpublished.values()), self._flushed_slot)
             self._unpublished.clear()
             self._slot = slot
-            return self._learn(records)
+            self._unstripped.append(slot)
+            return self._learn(records, fetch_stripped=True)
 
-    def _learn(self, records: list[LogRecord]) -> list[IndexEntry]:
+    def _learn(self, records: list[LogRecord], fetch_stripped: bool = False) -> list[IndexEntry]:
         """Hold the entries of peers' log records until their writer says they are searchable;
-        return them all, in slot order. Lock held (or in the constructor)."""
+        return them all, in slot order. A stripped record's entries are searchable already:
+        `fetch_stripped` reads them from the fingerprint index for the caller, else they are
+        left out. Lock held (or in the constructor)."""
         learned: list[IndexEntry] = []
         for record in records:
+            if record.stripped:
+                if fetch_stripped:
+                    stored = {source["doc_id"]: entry_from(source)
+                              for source in self._reader.sources(list(dict.fromkeys(record.ids)))}
+                    learned += [stored[i] for i in record.ids if i in stored]
+                self._peer_flushed[record.writer] = max(
+                    record.slot, self._peer_flushed.get(record.writer, 0))
+                self._release_peer(record.writer, None if record.closed else record.slot)
+                continue
             entries = [entry_from(source) for source in record.entries]
             learned += entries
             held = self._peer_entries.setdefault(record.writer, {})
@@ -264,11 +277,17 @@ class ElasticIndex(ClosesOnExit):
                 held[entry.doc_id] = record.slot
             if record.closed or record.flushed > self._peer_flushed.get(record.writer, 0):
                 self._peer_flushed[record.writer] = record.flushed
-                for doc_id in [d for d, s in held.items() if record.closed or s <= record.flushed]:
-                    del held[doc_id]
-                    self._cached.pop(doc_id, None)
-                    self._cache.remove(doc_id)
+                self._release_peer(record.writer, None if record.closed else record.flushed)
         return learned
+
+    def _release_peer(self, writer: str, flushed: int | None) -> None:
+        """Stop holding a peer's entries up to slot `flushed` (None: all): it says they are
+        searchable. Lock held."""
+        held = self._peer_entries.get(writer, {})
+        for doc_id in [d for d, s in held.items() if flushed is None or s <= flushed]:
+            del held[doc_id]
+            self._cached.pop(doc_id, None)
+            self._cache.remove(doc_id)
 
     def _forget_peer(self, doc_id: str) -> None:
         """A newer entry replaces a peer's: stop tracking the peer's one. Lock held."""
@@ -455,7 +474,21 @@ class ElasticIndex(ClosesOnExit):
                 self._cache.remove(doc_id)
         if not kept:  # every published entry was queued before this flush, and is stored
             self._flushed_slot = self._slot
+            self._strip_log()
         bulk.raise_refused(self._connection, errors, len(actions) + len(kept), held_back)
+
+    def _strip_log(self) -> None:
+        """Take the entries out of this process's log records: they are searchable now. A
+        failure leaves them for the next flush (a record with its entries is still right).
+        Lock held."""
+        if self._log is None or not self._unstripped:
+            return
+        try:
+            self._log.strip(self._unstripped)
+        except NearDupError as exc:
+            log.warning("neardup: write log records not stripped yet: %s", exc)
+            return
+        self._unstripped.clear()
 
     def _close_log(self) -> None:
         """A last record: everything this process wrote is searchable (its leftovers are in
@@ -463,7 +496,8 @@ class ElasticIndex(ClosesOnExit):
         if self._log is None or (self._slot == 0 and not self._unpublished):
             return
         try:
-            self._log.claim(list(self._unpublished.values()), self._slot, closed=True)
+            self._log.claim(list(self._unpublished.values()), self._slot, closed=True,
+                            searchable=True)  # close flushed them first
         except NearDupError as exc:
             log.warning("neardup: closing record of the write log not written: %s", exc)
         self._unpublished.clear()

@@ -15,6 +15,11 @@ Each record also carries `flushed`: its writer's slots up to that number are in 
 index and searchable (flushed and refreshed), so readers keep the entries they learned from the
 log only until then. A new process reads the records its peers have not flushed yet; a closing
 writer appends a `closed` record. Cost for a process alone: one small `create` per batch.
+
+The entries are the log's bulk, and once searchable they are in the fingerprint index too: the
+writer then strips them from its records (`strip`), which keep the slot taken (a slot is never
+created twice) and the doc `ids`. A reader that meets a stripped record fetches its entries from
+the fingerprint index by id.
 """
 
 from __future__ import annotations
@@ -46,6 +51,12 @@ class LogRecord:
     closed: bool
     entries: tuple[Mapping[str, Any], ...]
     claim: str = ""
+    ids: tuple[str, ...] = ()  # the doc ids of its entries, kept when they are stripped
+
+    @property
+    def stripped(self) -> bool:
+        """Whether its entries were taken out (they are in the fingerprint index)."""
+        return len(self.ids) > len(self.entries)
 
 
 def record_from(source: Mapping[str, Any]) -> LogRecord:
@@ -56,6 +67,7 @@ def record_from(source: Mapping[str, Any]) -> LogRecord:
         closed=bool(source.get("closed")),
         entries=tuple(source.get("entries") or ()),
         claim=str(source.get("claim") or ""),
+        ids=tuple(str(i) for i in source.get("ids") or ()),
     )
 
 
@@ -91,11 +103,13 @@ class WriteLog:
                 from exc
 
     def claim(
-        self, entries: Sequence[Mapping[str, Any]], flushed: int, closed: bool = False
+        self, entries: Sequence[Mapping[str, Any]], flushed: int, closed: bool = False,
+        searchable: bool = False,
     ) -> tuple[int, list[LogRecord]]:
         """Append `entries` at the next free slot: (that slot, the peers' records read on the
         way, in slot order). A create answered 409 means a peer took the slot: read it (and the
-        following ones) and try the next."""
+        following ones) and try the next. `searchable`: the entries are flushed already, and
+        the record holds their ids alone."""
         claim = uuid.uuid4().hex  # tells our own record from a peer's after a retried create
         learned: list[LogRecord] = []
         client = self._connection.client
@@ -108,7 +122,8 @@ class WriteLog:
             slot = self.head + 1
             document = {
                 "slot": slot, "writer": self.writer, "claim": claim, "flushed": flushed,
-                "closed": closed, "entries": list(entries), "added": now(),
+                "closed": closed, "entries": [] if searchable else list(entries),
+                "ids": [str(entry["doc_id"]) for entry in entries], "added": now(),
             }
             try:
                 self._connection.call(partial(
@@ -132,6 +147,23 @@ class WriteLog:
                 raise IndexFailure(f"write log claim failed: {describe(exc)}") from exc
             self.head = slot
             return slot, learned
+
+    def strip(self, slots: Sequence[int]) -> None:
+        """Take the entries out of these records of this process: they are searchable now."""
+        if not slots:
+            return
+        body: list[dict[str, Any]] = []
+        for slot in slots:
+            body += [{"update": {"_index": self.index, "_id": str(slot)}},
+                     {"doc": {"entries": []}}]
+        client = self._connection.client
+        try:
+            response = self._connection.call(partial(
+                client.bulk, operations=body, filter_path="errors,items.*.error"))
+        except ApiError as exc:
+            raise IndexFailure(f"stripping the write log failed: {describe(exc)}") from exc
+        if response.body.get("errors"):
+            raise IndexFailure(f"stripping the write log failed: {response.body['items'][:1]}")
 
     def _read_ahead(self, start: int) -> list[LogRecord]:
         """The records of the consecutive taken slots from `start` (real-time: no refresh)."""
