@@ -73,6 +73,7 @@ from neardup_pipeline.index.elastic.documents import es_id, fingerprint_source, 
 from neardup_pipeline.index.elastic.store import ElasticIndex
 from neardup_pipeline.index.memory import MemoryIndex
 from neardup_pipeline.methods.bag import BagSignature
+from neardup_pipeline.methods.contract import lookup_keys
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 
 MASK = (1 << 64) - 1
@@ -162,7 +163,7 @@ class Deriver:
         return IndexEntry(
             derived_id(base.entry.doc_id, seed),
             {name: self.methods[name].encode(sig) for name, sig in sigs.items()},
-            {name: self.methods[name].keys(sig) for name, sig in sigs.items()},
+            lookup_keys(self.methods, sigs),
             meta,
         )
 
@@ -170,8 +171,7 @@ class Deriver:
         """Only the lookup keys of the copy under `seed` (for queries)."""
         if not seed:
             return {name: list(keys) for name, keys in base.entry.keys.items()}
-        sigs = self.signatures(base.decoded, seed)
-        return {name: self.methods[name].keys(sig) for name, sig in sigs.items()}
+        return lookup_keys(self.methods, self.signatures(base.decoded, seed))
 
 
 def derived_page(page: Mapping[str, Any], seed: int) -> dict[str, Any]:

@@ -72,6 +72,7 @@ def es_bytes(client: Elasticsearch, index: str) -> dict[str, int]:
 def sqlite_bytes(path: Path) -> int:
     with sqlite3.connect(path) as db:
         db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM went through the WAL
     extra = sum(f.stat().st_size for f in path.parent.glob(path.name + "*") if f != path
                 and f.is_file())
     folder = path.with_suffix(path.suffix + ".simhash")

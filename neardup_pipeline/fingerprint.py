@@ -9,7 +9,12 @@ from typing import Any, Literal
 
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.methods.anchors.model import AnchorModel
-from neardup_pipeline.methods.contract import CorpusStats, Method, MethodCapabilities
+from neardup_pipeline.methods.contract import (
+    CorpusStats,
+    Method,
+    MethodCapabilities,
+    lookup_keys,
+)
 from neardup_pipeline.methods.registry import build_methods
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.canonical import declared_canonical
@@ -202,7 +207,7 @@ class Fingerprinter:
             if caps.across_sites is not None:
                 signatures[name] = caps.across_sites.with_site(
                     signatures[name], site_of(doc.url or doc.doc_id), region or [], self.hasher)
-        keys = {name: self.methods[name].keys(sig) for name, sig in signatures.items()}
+        keys = lookup_keys(self.methods, signatures)
         return Fingerprint(
             doc.doc_id, "ok", signatures, keys, words.language, len(words.words),
             title, text, truncated, content_hash, canonical_url, extracted.region,

@@ -27,7 +27,18 @@ def test_any_document_gives_a_fingerprint(content: str | bytes, as_html: bool) -
     assert result.status in ("ok", "no_text", "not_html")
     if result.status == "ok":
         assert 0 <= result.signatures["simhash"] < 2**64
-        assert len(result.keys["simhash"]) == 4
+        assert "simhash" not in result.keys  # beside the bag, simhash only verifies
+        assert len(result.keys["bag"]) >= 21
+
+
+def test_simhash_alone_looks_pages_up_by_its_blocks() -> None:
+    text = " ".join(f"word{n % 97} other{n % 13}" for n in range(300))
+    alone = Fingerprinter(NearDupConfig(methods=("simhash",))).fingerprint(
+        Document("x", text=text))
+    assert len(alone.keys["simhash"]) == 4
+    both = Fingerprinter().fingerprint(Document("x", text=text))
+    assert both.signatures["simhash"] == alone.signatures["simhash"]
+    assert set(both.keys) == {"bag"}
 
 
 @settings(max_examples=50, deadline=None)

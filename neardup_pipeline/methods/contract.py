@@ -7,7 +7,7 @@ capability Protocol below; the Fingerprinter resolves them once per method into 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -185,3 +185,11 @@ class MethodCapabilities:
         if self.one_pass is not None:
             return self.one_pass.judge(a, b)
         return self.method.similarity(a, b), self.method.is_duplicate(a, b)
+
+
+def lookup_keys(methods: Mapping[str, Method], signatures: Mapping[str, Any],
+                ) -> dict[str, list[str]]:
+    """Each method's lookup keys of its signature; a method that makes none (it only verifies)
+    is left out, so no index keeps a lookup structure for it."""
+    return {name: found for name, sig in signatures.items()
+            if (found := methods[name].keys(sig))}

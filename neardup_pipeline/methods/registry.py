@@ -30,8 +30,12 @@ def build_methods(
             site_containment=bag.site_containment, site_order=bag.site_order,
             passage_sample=bag.passage_sample,
         ),
+        # Beside the bag, simhash only verifies: a page within k bits shares nearly all its
+        # words, so the bag's 64-bit band keys find it, while k + 1 blocks of 16 bits are
+        # shared by chance by about 4 x pages / 65,536 others a lookup.
         "simhash": lambda: SimhashMethod(shingle=config.simhash.shingle, k=config.simhash.k,
-                                          lookup_blocks=config.simhash.blocks),
+                                          lookup_blocks=config.simhash.blocks,
+                                          looks_up="bag" not in config.method_names),
         "minhash": lambda: MinhashMethod(
             threshold=minhash.threshold,
             exact=minhash.exact,

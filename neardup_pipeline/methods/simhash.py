@@ -113,7 +113,9 @@ class SimhashSettings:
             "blocks - k of them (Manku et al.'s tables). `0`: k + 1, the fewest keys (4 of 16 "
             "bits at k = 3), whose candidates grow as the index: about keys x pages / 2^bits "
             "per lookup, 61 at 1M pages. `6` at k = 3: 20 keys of 32 bits, for an index of "
-            "100M pages or more (docs/capacity.md). The same pages are found either way"
+            "100M pages or more (docs/capacity.md). The same pages are found either way. "
+            "With the bag method configured (`auto`), simhash keys are not made: the bag's "
+            "bands find every page within k bits, with no chance candidates"
         ),
     )
 
@@ -137,6 +139,7 @@ class SimhashMethod:
     k: int = 3
     name: str = "simhash"
     lookup_blocks: int = 0  # 0: k + 1
+    looks_up: bool = True  # False: it verifies the candidates other methods' keys find
 
     @property
     def blocks(self) -> int:
@@ -152,7 +155,7 @@ class SimhashMethod:
         return simhash(hasher.shingle_hashes(words, self.shingle))
 
     def keys(self, fingerprint: int) -> list[str]:
-        return block_keys(fingerprint, self.blocks, self.k)
+        return block_keys(fingerprint, self.blocks, self.k) if self.looks_up else []
 
     def encode(self, fingerprint: int) -> str:
         """16 hex digits: a signed `long` cannot hold it, `unsigned_long` is not everywhere."""
