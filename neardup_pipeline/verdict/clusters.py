@@ -183,11 +183,14 @@ def _attach(store: ClusterStore, child: str, parent: str, ranks_of: RanksOf,
 
 
 def _offer(store: ClusterStore, root: str, offers: Sequence[Offer]) -> str:
-    """Offer each to `root`, then to wherever it leads if another writer linked it
+    """Offer the best of them to `root` (a store keeps the smallest offer, so one write does
+    what offering each in turn would), then to wherever it leads if another writer linked it
     meanwhile."""
+    if not offers:
+        return store.roots([root])[root]
+    best = min(offers)
     while True:
-        for offer in offers:
-            store.offer(root, offer)
+        store.offer(root, best)
         now = store.roots([root])[root]
         if now == root:
             return root

@@ -9,7 +9,10 @@ process is seen by the next read of another):
   concurrency (`if_seq_no`: a concurrent offer makes the write fail and it is compared again);
 - `d:<url>`: the ids of the documents declaring `url` canonical, appended the same way.
 A link, once written, never changes, so links read before are kept in this process; the names
-they end at are read again.
+they end at are read again. The read of those ends fetches their canonicals in the same `mget`,
+and the `canonicals` call that follows at once (a join reads a cluster's roots, then their
+canonicals) takes them from there instead of reading again: the same answer a few milliseconds
+older, which a concurrent offer's `if_seq_no` check makes safe.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class ElasticClusters:
         self._ready = False
         self._parents: dict[str, str] = {}  # links read or written: each leads to an ancestor
         self._lock = threading.Lock()
+        self._last = threading.local()  # per thread: the canonicals the last `roots` read
 
     def _ensure_ready(self) -> None:
         if not self._ready:
@@ -53,15 +57,24 @@ class ElasticClusters:
         with self._lock:
             parents = dict(self._parents)
         confirmed: set[str] = set()
+        canonicals: dict[str, Offer | None] = {}
         while ask := sorted({follow(parents, name) for name in wanted} - confirmed):
             confirmed.update(ask)
+            found = self._sources([f"{kind}:{name}" for name in ask for kind in "lc"])
             parents.update({src["name"]: src["parent"]
-                            for src in self._sources([f"l:{name}" for name in ask]).values()})
+                            for key, src in found.items() if key.startswith("l:")})
+            for name in ask:
+                held = found.get(f"c:{name}")
+                canonicals[name] = None if held is None else (held["rank"], held["doc_id"])
         with self._lock:
             self._parents.update(parents)
-        return {name: follow(parents, name) for name in wanted}
+        found_roots = {name: follow(parents, name) for name in wanted}
+        self._last.canonicals = {root: canonicals[root] for root in set(found_roots.values())
+                                 if root in canonicals}
+        return found_roots
 
     def link(self, child: str, parent: str) -> bool:
+        self._take_last()
         self._ensure_ready()
         client = self._connection.client
         try:
@@ -76,10 +89,23 @@ class ElasticClusters:
         return True
 
     def canonicals(self, roots: Iterable[str]) -> dict[str, Offer]:
-        found = self._sources([f"c:{root}" for root in dict.fromkeys(roots)])
-        return {src["root"]: (src["rank"], src["doc_id"]) for src in found.values()}
+        wanted = list(dict.fromkeys(roots))
+        known = self._take_last()
+        result = {root: offer for root in wanted if (offer := known.get(root)) is not None}
+        unread = [f"c:{root}" for root in wanted if root not in known]
+        result.update({src["root"]: (src["rank"], src["doc_id"])
+                       for src in self._sources(unread).values()})
+        return result
+
+    def _take_last(self) -> dict[str, Offer | None]:
+        """The canonicals the last `roots` of this thread read, once (any other call drops
+        them: they are good only for the call that follows at once)."""
+        last: dict[str, Offer | None] = getattr(self._last, "canonicals", {})
+        self._last.canonicals = {}
+        return last
 
     def offer(self, root: str, offer: Offer) -> None:
+        self._take_last()
         def better(held: dict[str, Any] | None) -> dict[str, Any] | None:
             if held is not None and (held["rank"], held["doc_id"]) <= offer:
                 return None
@@ -88,6 +114,7 @@ class ElasticClusters:
         self._update(f"c:{root}", better)
 
     def reset(self, root: str, offer: Offer | None) -> None:
+        self._take_last()
         self._ensure_ready()
         client = self._connection.client
         if offer is None:
@@ -99,6 +126,7 @@ class ElasticClusters:
             document={"kind": "canonical", "root": root, "rank": offer[0], "doc_id": offer[1]}))
 
     def declare(self, doc_id: str, url: str) -> None:
+        self._take_last()
         def added(held: dict[str, Any] | None) -> dict[str, Any] | None:
             declarers = list(held["declarers"]) if held is not None else []
             if doc_id in declarers:
@@ -108,6 +136,7 @@ class ElasticClusters:
         self._update(f"d:{url}", added)
 
     def declarers(self, urls: Iterable[str]) -> dict[str, set[str]]:
+        self._take_last()
         found = self._sources([f"d:{url}" for url in dict.fromkeys(urls)])
         return {src["url"]: set(src["declarers"]) for src in found.values()}
 
