@@ -10,14 +10,16 @@ process is seen by the next read of another):
 - `d:<url>`: the ids of the documents declaring `url` canonical, appended the same way.
 A link, once written, never changes, so links read before are kept in this process; the names
 they end at are read again. The read of those ends fetches their canonicals in the same `mget`,
-and the `canonicals` call that follows at once (a join reads a cluster's roots, then their
-canonicals) takes them from there instead of reading again: the same answer a few milliseconds
-older, which a concurrent offer's `if_seq_no` check makes safe.
+and a `roots` or `canonicals` call that follows at once (a join reads a cluster's roots, then
+their canonicals) takes them from there instead of reading again: the same answer a few
+milliseconds older. Any read may be stale the moment it is answered (a peer links a root just
+after), which the protocol already allows: after each write this process reads again.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
@@ -30,6 +32,7 @@ from neardup_pipeline.index.elastic.documents import es_id
 from neardup_pipeline.index.elastic.templates import IndexSpec, prepare_index
 
 _MGET_CHUNK = 1_000
+_LAST_READ_SECONDS = 1.0  # how old a read the next call may take over
 
 
 class ElasticClusters:
@@ -56,8 +59,10 @@ class ElasticClusters:
         wanted = list(dict.fromkeys(names))
         with self._lock:
             parents = dict(self._parents)
-        confirmed: set[str] = set()
-        canonicals: dict[str, Offer | None] = {}
+        canonicals = self._recent()  # roots a call just before confirmed: not read again
+        confirmed, read_at = set(canonicals), getattr(self._last, "at", 0.0)
+        if not canonicals:
+            read_at = time.monotonic()
         while ask := sorted({follow(parents, name) for name in wanted} - confirmed):
             confirmed.update(ask)
             found = self._sources([f"{kind}:{name}" for name in ask for kind in "lc"])
@@ -68,13 +73,11 @@ class ElasticClusters:
                 canonicals[name] = None if held is None else (held["rank"], held["doc_id"])
         with self._lock:
             self._parents.update(parents)
-        found_roots = {name: follow(parents, name) for name in wanted}
-        self._last.canonicals = {root: canonicals[root] for root in set(found_roots.values())
-                                 if root in canonicals}
-        return found_roots
+        self._last.canonicals, self._last.at = canonicals, read_at
+        return {name: follow(parents, name) for name in wanted}
 
     def link(self, child: str, parent: str) -> bool:
-        self._take_last()
+        self._forget_recent()
         self._ensure_ready()
         client = self._connection.client
         try:
@@ -90,22 +93,26 @@ class ElasticClusters:
 
     def canonicals(self, roots: Iterable[str]) -> dict[str, Offer]:
         wanted = list(dict.fromkeys(roots))
-        known = self._take_last()
+        known = self._recent()
         result = {root: offer for root in wanted if (offer := known.get(root)) is not None}
         unread = [f"c:{root}" for root in wanted if root not in known]
         result.update({src["root"]: (src["rank"], src["doc_id"])
                        for src in self._sources(unread).values()})
         return result
 
-    def _take_last(self) -> dict[str, Offer | None]:
-        """The canonicals the last `roots` of this thread read, once (any other call drops
-        them: they are good only for the call that follows at once)."""
+    def _recent(self) -> dict[str, Offer | None]:
+        """The roots the last `roots` call of this thread confirmed, with their canonicals:
+        good for the reads that follow at once (a join's, milliseconds apart), never after a
+        write of this process (`_forget_recent`), nor once they are a second old."""
         last: dict[str, Offer | None] = getattr(self._last, "canonicals", {})
+        fresh = time.monotonic() - getattr(self._last, "at", 0.0) < _LAST_READ_SECONDS
+        return dict(last) if fresh else {}
+
+    def _forget_recent(self) -> None:
         self._last.canonicals = {}
-        return last
 
     def offer(self, root: str, offer: Offer) -> None:
-        self._take_last()
+        self._forget_recent()
         def better(held: dict[str, Any] | None) -> dict[str, Any] | None:
             if held is not None and (held["rank"], held["doc_id"]) <= offer:
                 return None
@@ -114,7 +121,7 @@ class ElasticClusters:
         self._update(f"c:{root}", better)
 
     def reset(self, root: str, offer: Offer | None) -> None:
-        self._take_last()
+        self._forget_recent()
         self._ensure_ready()
         client = self._connection.client
         if offer is None:
@@ -126,7 +133,7 @@ class ElasticClusters:
             document={"kind": "canonical", "root": root, "rank": offer[0], "doc_id": offer[1]}))
 
     def declare(self, doc_id: str, url: str) -> None:
-        self._take_last()
+        self._forget_recent()
         def added(held: dict[str, Any] | None) -> dict[str, Any] | None:
             declarers = list(held["declarers"]) if held is not None else []
             if doc_id in declarers:
@@ -136,7 +143,6 @@ class ElasticClusters:
         self._update(f"d:{url}", added)
 
     def declarers(self, urls: Iterable[str]) -> dict[str, set[str]]:
-        self._take_last()
         found = self._sources([f"d:{url}" for url in dict.fromkeys(urls)])
         return {src["url"]: set(src["declarers"]) for src in found.values()}
 
