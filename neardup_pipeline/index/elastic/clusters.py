@@ -33,6 +33,7 @@ from neardup_pipeline.index.elastic.templates import IndexSpec, prepare_index
 
 _MGET_CHUNK = 1_000
 _LAST_READ_SECONDS = 1.0  # how old a read the next call may take over
+_UNKNOWN: Any = object()
 
 
 class ElasticClusters:
@@ -59,25 +60,23 @@ class ElasticClusters:
         wanted = list(dict.fromkeys(names))
         with self._lock:
             parents = dict(self._parents)
-        canonicals = self._recent()  # roots a call just before confirmed: not read again
-        confirmed, read_at = set(canonicals), getattr(self._last, "at", 0.0)
-        if not canonicals:
+        recent = self._recent()  # roots a call just before confirmed: not read again
+        confirmed, read_at = set(recent), getattr(self._last, "at", 0.0)
+        if not recent:
             read_at = time.monotonic()
         while ask := sorted({follow(parents, name) for name in wanted} - confirmed):
             confirmed.update(ask)
-            found = self._sources([f"{kind}:{name}" for name in ask for kind in "lc"])
-            parents.update({src["name"]: src["parent"]
-                            for key, src in found.items() if key.startswith("l:")})
-            for name in ask:
-                held = found.get(f"c:{name}")
-                canonicals[name] = None if held is None else (held["rank"], held["doc_id"])
+            found = self._docs([f"{kind}:{name}" for name in ask for kind in "lc"])
+            parents.update({doc["_source"]["name"]: doc["_source"]["parent"]
+                            for key, doc in found.items() if key.startswith("l:")})
+            recent.update({name: found.get(f"c:{name}") for name in ask})
         with self._lock:
             self._parents.update(parents)
-        self._last.canonicals, self._last.at = canonicals, read_at
+        self._last.docs, self._last.at = recent, read_at
         return {name: follow(parents, name) for name in wanted}
 
     def link(self, child: str, parent: str) -> bool:
-        self._forget_recent()
+        self._forget_recent(child)  # no longer a root
         self._ensure_ready()
         client = self._connection.client
         try:
@@ -94,31 +93,35 @@ class ElasticClusters:
     def canonicals(self, roots: Iterable[str]) -> dict[str, Offer]:
         wanted = list(dict.fromkeys(roots))
         known = self._recent()
-        result = {root: offer for root in wanted if (offer := known.get(root)) is not None}
+        held = {root: doc["_source"] for root in wanted if (doc := known.get(root)) is not None}
         unread = [f"c:{root}" for root in wanted if root not in known]
-        result.update({src["root"]: (src["rank"], src["doc_id"])
-                       for src in self._sources(unread).values()})
-        return result
+        held.update({src["root"]: src for src in self._sources(unread).values()})
+        return {root: (src["rank"], src["doc_id"]) for root, src in held.items()}
 
-    def _recent(self) -> dict[str, Offer | None]:
-        """The roots the last `roots` call of this thread confirmed, with their canonicals:
-        good for the reads that follow at once (a join's, milliseconds apart), never after a
-        write of this process (`_forget_recent`), nor once they are a second old."""
-        last: dict[str, Offer | None] = getattr(self._last, "canonicals", {})
+    def _recent(self) -> dict[str, dict[str, Any] | None]:
+        """The roots the last `roots` call of this thread confirmed, each with its canonical's
+        document (None: it holds none): good for the calls that follow at once (a join's,
+        milliseconds apart), not once they are a second old. This process's own writes put
+        them right (`_forget_recent`)."""
+        last: dict[str, dict[str, Any] | None] = getattr(self._last, "docs", {})
         fresh = time.monotonic() - getattr(self._last, "at", 0.0) < _LAST_READ_SECONDS
         return dict(last) if fresh else {}
 
-    def _forget_recent(self) -> None:
-        self._last.canonicals = {}
+    def _forget_recent(self, *names: str) -> None:
+        """Drop what this process's write made stale: these names (none named: all)."""
+        docs = getattr(self._last, "docs", {})
+        self._last.docs = {n: d for n, d in docs.items() if n not in names} if names else {}
 
     def offer(self, root: str, offer: Offer) -> None:
-        self._forget_recent()
+        known = self._recent().get(root, _UNKNOWN)
+        self._forget_recent(root)
+
         def better(held: dict[str, Any] | None) -> dict[str, Any] | None:
             if held is not None and (held["rank"], held["doc_id"]) <= offer:
                 return None
             return {"kind": "canonical", "root": root, "rank": offer[0], "doc_id": offer[1]}
 
-        self._update(f"c:{root}", better)
+        self._update(f"c:{root}", better, None if known is _UNKNOWN else (known,))
 
     def reset(self, root: str, offer: Offer | None) -> None:
         self._forget_recent()
@@ -147,21 +150,27 @@ class ElasticClusters:
         return {src["url"]: set(src["declarers"]) for src in found.values()}
 
     def _update(self, key: str, change: Callable[[dict[str, Any] | None],
-                                                 dict[str, Any] | None]) -> None:
+                                                 dict[str, Any] | None],
+                read: tuple[dict[str, Any] | None] | None = None) -> None:
         """Write `change(held)` over the document `key` unless it returns None; a concurrent
-        write in between makes the write fail, and it is read and changed again."""
+        write in between makes the write fail, and it is read and changed again. `read`: the
+        document as just read (None inside: absent), tried before reading it."""
         self._ensure_ready()
         client = self._connection.client
         while True:
-            held = self._connection.call(partial(
-                client.options(ignore_status=404).get, index=self.index, id=es_id(key),
-                realtime=True))
-            source = held.body.get("_source") if held.body.get("found") else None
+            if read is not None:
+                body: Any = read[0] or {}
+                read = None
+            else:
+                body = self._connection.call(partial(
+                    client.options(ignore_status=404).get, index=self.index, id=es_id(key),
+                    realtime=True)).body
+            source = body.get("_source") if body.get("found") else None
             document = change(source)
             if document is None:
                 return
-            concurrency = ({"if_seq_no": held.body["_seq_no"],
-                            "if_primary_term": held.body["_primary_term"]}
+            concurrency = ({"if_seq_no": body["_seq_no"],
+                            "if_primary_term": body["_primary_term"]}
                            if source is not None else {"op_type": "create"})
             try:
                 self._connection.call(partial(
@@ -173,6 +182,10 @@ class ElasticClusters:
 
     def _sources(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         """The stored documents of `keys` (absent ones left out), by key, read in real time."""
+        return {key: doc["_source"] for key, doc in self._docs(keys).items()}
+
+    def _docs(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """`_sources` with each document's `_seq_no` and `_primary_term` (for a later write)."""
         if not keys:
             return {}
         self._ensure_ready()
@@ -186,5 +199,5 @@ class ElasticClusters:
                 realtime=True))
             for doc in answer.body["docs"]:
                 if doc.get("found"):
-                    found[by_id[doc["_id"]]] = doc["_source"]
+                    found[by_id[doc["_id"]]] = doc
         return found
