@@ -6,8 +6,8 @@ A case s and a detection r are each a pair of character ranges: one in the suspe
 one in the source document of a (suspect, source) pair. r detects s when they belong to the
 same pair and overlap in both documents; s ⊓ r is then the characters they share in both.
 
-- precision = 1/|R| Σ_r |∪_s (s ⊓ r)| / |r|
-- recall = 1/|S| Σ_s |∪_r (s ⊓ r)| / |s|
+- precision = 1/|R| Σ_r |union over s of (s ⊓ r)| / |r|
+- recall = 1/|S| Σ_s |union over r of (s ⊓ r)| / |s|
 - granularity = 1/|S_R| Σ_{s ∈ S_R} |R_s|, S_R the detected cases, R_s the detections of s
 - plagdet = F1 / log2(1 + granularity)
 

@@ -23,6 +23,7 @@ the other.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import re
 from collections.abc import Iterator
@@ -183,12 +184,7 @@ def _word_spans(text: str) -> list[tuple[int, int]]:
 
 def _passage(section: Section, rng: random.Random) -> tuple[int, int]:
     """A run of 20-100 words of the section, starting at a sentence start where one fits."""
-    spans = _word_spans(section.text)
-    length = min(rng.randint(20, 100), len(spans))
-    starts = [n for n in range(len(spans) - length + 1)
-              if n == 0 or section.text[spans[n - 1][1] - 1] in ".!?;:"]
-    first = rng.choice(starts or list(range(len(spans) - length + 1)))
-    return spans[first][0], spans[first + length - 1][1]
+    return _run_of_words(section, rng.randint(20, 100), rng)
 
 
 def _delete(passage: str, rng: random.Random) -> str:
@@ -298,15 +294,19 @@ class PanPair:
     cases: tuple[Inserted, ...]
 
 
-def _run_of_words(section: Section, low: int, high: int, rng: random.Random) -> tuple[int, int]:
-    """A run of `low`-`high` words of the section (log-uniform), starting at a sentence start
+def _run_of_words(section: Section, length: int, rng: random.Random) -> tuple[int, int]:
+    """A run of `length` words of the section (all, if fewer), starting at a sentence start
     where one fits."""
     spans = _word_spans(section.text)
-    length = min(int(round(low * (high / low) ** rng.random())), len(spans))
+    length = min(length, len(spans))
     starts = [n for n in range(len(spans) - length + 1)
               if n == 0 or section.text[spans[n - 1][1] - 1] in ".!?;:"]
     first = rng.choice(starts or list(range(len(spans) - length + 1)))
     return spans[first][0], spans[first + length - 1][1]
+
+
+def _log_uniform(low: int, high: int, rng: random.Random) -> int:
+    return round(low * math.exp(math.log(high / low) * rng.random()))
 
 
 def random_obfuscation(passage: str, degree: float, filler: list[str], rng: random.Random,
@@ -415,8 +415,9 @@ def make_pan_pairs(sources: list[Section], hosts: list[Section], per_kind: int,
                 inserted: list[Inserted] = []
                 for _ in range(0 if kind == "negative" else rng.choice((1, 1, 1, 1, 2))):
                     taken = [(i.source_start, i.source_end) for i in inserted]
-                    start, end = (_run_of_words(section, 150, 700, rng) if kind == "summary"
-                                  else _run_of_words(section, 40, 500, rng))
+                    start, end = _run_of_words(
+                        section, _log_uniform(150, 700, rng) if kind == "summary"
+                        else _log_uniform(40, 500, rng), rng)
                     if any(a < end and start < b for a, b in taken):
                         continue
                     passage = section.text[start:end]

@@ -37,7 +37,8 @@ PAN_2013_BEST = {"none": 0.926, "random": 0.823, "translation": 0.852, "summary"
 
 def cases_and_detections(pairs: list[PanPair], sources: dict[str, str],
                          settings: ReuseSettings) -> tuple[list[Span], list[Span]]:
-    cases, detections = [], []
+    cases: list[Span] = []
+    detections: list[Span] = []
     for pair in pairs:
         cases.extend(Span(pair.pair_id, c.start, c.end, c.source_start, c.source_end)
                      for c in pair.cases)

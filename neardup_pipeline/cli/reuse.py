@@ -56,14 +56,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        help="content words a passage must match (default: "
                        f"{defaults.min_words})")
     reuse.add_argument("--max-gap", type=int, default=defaults.max_gap,
-                       help="unmatched content words inside a passage (default: "
-                       f"{defaults.max_gap})")
+                       help="content words of the suspect between two pieces of one passage "
+                       f"(default: {defaults.max_gap})")
+    reuse.add_argument("--max-source-gap", type=int, default=defaults.max_source_gap,
+                       help="content words of the source between two pieces of one passage "
+                       f"(default: {defaults.max_source_gap}; a summary leaves sentences out)")
     reuse.set_defaults(func=cmd_reuse)
 
 
 def cmd_reuse(args: argparse.Namespace) -> int:
     settings = ReuseSettings(language=args.language, min_words=args.min_words,
-                             max_gap=args.max_gap)
+                             max_gap=args.max_gap, max_source_gap=args.max_source_gap)
     reader = DocumentReader(args.content)
     inputs = [Path(p) for p in args.inputs]
     if args.inputs[0] == "index" and len(inputs) == 2 and args.index is None:

@@ -20,8 +20,9 @@ passages need only half as many words (the source is known to be reused).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -46,6 +47,10 @@ class WordPassage:
     source_end: int
     matched: int
 
+    @property
+    def shift(self) -> int:
+        return self.source_start - self.start
+
 
 class _Segment(NamedTuple):
     """An extended seed: suspect words [start, end) face source words [start + shift, end +
@@ -55,26 +60,6 @@ class _Segment(NamedTuple):
     end: int
     shift: int
     pairs: list[tuple[int, int]]
-
-
-@dataclass
-class _Group:
-    """Segments chained into one passage: its extent in both texts, its matched words."""
-
-    start: int
-    end: int
-    source_start: int
-    source_end: int
-    suspect_words: set[int] = field(default_factory=set)
-    source_words: set[int] = field(default_factory=set)
-
-    def add(self, pairs: list[tuple[int, int]]) -> None:
-        for i, j in pairs:
-            self.start, self.end = min(self.start, i), max(self.end, i + 1)
-            self.source_start, self.source_end = min(self.source_start, j), max(
-                self.source_end, j + 1)
-            self.suspect_words.add(i)
-            self.source_words.add(j)
 
 
 def matches(suspect: U64Array, source: U64Array) -> tuple[list[int], list[int]]:
@@ -133,48 +118,134 @@ def segments(suspect: Tokens, source: Tokens, k: int) -> list[_Segment]:
 def align(suspect: Tokens, source: Tokens, settings: ReuseSettings) -> list[WordPassage]:
     """The passages of `suspect` copied from `source`, in suspect order, none overlapping
     another by more than half of its words."""
-    gap = settings.max_gap
-    open_groups: list[_Group] = []
-    done: list[_Group] = []
-    for segment in sorted(segments(suspect, source, settings.shingle),
-                          key=lambda s: (s.start, s.shift)):
-        low, high = segment.start + segment.shift, segment.end + segment.shift
-        best, best_apart = None, gap + 1
-        still_open = []
-        for g in open_groups:
-            if segment.start - g.end > gap:
-                done.append(g)
-                continue
-            still_open.append(g)
-            if segment.end <= g.end:
-                continue  # words the passage holds already, faced with other source words
-            apart = max(low - g.source_end, g.source_start - high)
-            if apart < best_apart:
-                best, best_apart = g, apart
-        open_groups = still_open
-        if best is None:
-            best = _Group(segment.start, segment.end, low, high)
-            open_groups.append(best)
-        best.add(segment.pairs)
-    done.extend(open_groups)
-    found = []
-    for g in done:
-        matched = min(len(g.suspect_words), len(g.source_words))
-        if matched >= settings.min_density * max(g.end - g.start, g.source_end - g.source_start):
-            found.append(WordPassage(g.start, g.end, g.source_start, g.source_end, matched))
-    if not any(p.matched >= settings.min_words for p in found):
-        return []
-    floor = (settings.min_words + 1) // 2
-    return _disjoint([p for p in found if p.matched >= floor])
+    found: list[WordPassage] = []
+    placed = _mostly_new(segments(suspect, source, settings.shingle), lambda s: -len(s.pairs))
+    pending = [(group, settings.max_gap, settings.max_source_gap)
+               for group in _split(placed, settings.max_gap, settings.max_source_gap)]
+    while pending:
+        group, gap, source_gap = pending.pop()
+        passage = _passage(group, suspect.hashes, source.hashes)
+        if passage.matched < settings.min_words:
+            continue  # no part of it is long enough
+        if _dense(group, passage, settings):
+            found.append(_widen(passage, suspect.hashes, source.hashes, 6))
+        elif len(group) > 1 and gap > 1:
+            # a joined passage that fails the test is split at smaller gaps, not dropped
+            pending.extend((part, gap // 2, source_gap // 2)
+                           for part in _split(group, gap // 2, source_gap // 2))
+    return sorted(_mostly_new(found, lambda p: -p.matched), key=lambda p: (p.start, p.shift))
 
 
-def _disjoint(passages: list[WordPassage]) -> list[WordPassage]:
-    """The best-matched passages first; one whose words are more than half in kept ones is the
-    same suspect text aligned to a second place of the source, and is dropped."""
-    kept: list[WordPassage] = []
-    covered = np.zeros(max((p.end for p in passages), default=0), dtype=bool)
-    for p in sorted(passages, key=lambda p: (-p.matched, p.start, p.source_start)):
-        if 2 * int(covered[p.start : p.end].sum()) <= p.end - p.start:
-            kept.append(p)
-            covered[p.start : p.end] = True
-    return sorted(kept, key=lambda p: (p.start, p.source_start))
+class _Span(Protocol):
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+    @property
+    def shift(self) -> int: ...
+
+
+_S = TypeVar("_S", bound=_Span)
+
+
+def _mostly_new(spans: list[_S], rank: Callable[[_S], int]) -> list[_S]:
+    """The best-ranked first; one whose suspect words are more than half in kept ones is the
+    same suspect text faced with a second place of the source (a term or a sentence the source
+    repeats), and goes: it would stretch a passage's source side to that place."""
+    kept: list[_S] = []
+    covered = np.zeros(max((s.end for s in spans), default=0), dtype=bool)
+    for s in sorted(spans, key=lambda s: (rank(s), s.start, s.shift)):
+        if 2 * int(covered[s.start : s.end].sum()) <= s.end - s.start:
+            kept.append(s)
+            covered[s.start : s.end] = True
+    return kept
+
+
+def _split(group: list[_Segment], gap: int, source_gap: int) -> list[list[_Segment]]:
+    """Segments clustered as Sanchez-Perez, Sidorov & Gelbukh (PAN 2014) cluster seeds: split
+    where the suspect leaves more than `gap` words between them, then each part where the
+    source leaves more than `source_gap`, and again until no part splits. Order inside a part
+    is free (clauses swapped, words shuffled, the sentences a summary kept)."""
+    parts = [group]
+    while True:
+        split = [q for p in parts for r in _gaps(p, gap, lambda s: s.start, lambda s: s.end)
+                 for q in _gaps(r, source_gap, lambda s: s.start + s.shift,
+                                lambda s: s.end + s.shift)]
+        if len(split) == len(parts):
+            return split
+        parts = split
+
+
+def _gaps(group: list[_Segment], gap: int, low: Callable[[_Segment], int],
+          high: Callable[[_Segment], int]) -> list[list[_Segment]]:
+    """`group` cut wherever more than `gap` words lie between a segment and all before it."""
+    parts: list[list[_Segment]] = []
+    reached = -gap - 1
+    for segment in sorted(group, key=lambda s: (low(s), high(s), s.shift)):
+        if low(segment) - reached > gap:
+            parts.append([])
+        parts[-1].append(segment)
+        reached = max(reached, high(segment))
+    return parts
+
+
+def _passage(group: list[_Segment], a: U64Array, b: U64Array) -> WordPassage:
+    """The extent of `group`'s matched words in both texts, and how many words the two sides
+    share as bags of words (in any order: a shuffled or reworded passage keeps its words, not
+    their places)."""
+    i = [n for s in group for n, _ in s.pairs]
+    j = [m for s in group for _, m in s.pairs]
+    start, end, source_start, source_end = min(i), max(i) + 1, min(j), max(j) + 1
+    return WordPassage(start, end, source_start, source_end,
+                       _shared(a[start:end], b[source_start:source_end]))
+
+
+def _widen(p: WordPassage, a: U64Array, b: U64Array, margin: int) -> WordPassage:
+    """The passage's suspect ends moved out over words the source holds near it, as a seed is
+    extended but on a bag of words: a reworded or shuffled passage's first and last words
+    rarely start a seed. (Not the source's: the text around a source passage is on its topic
+    and shares its words.)"""
+    near = set(b[max(0, p.source_start - margin) : p.source_end + margin].tolist())
+    start = p.start - _bag_reach(a, p.start - 1, -1, near)
+    end = p.end + _bag_reach(a, p.end, 1, near)
+    return WordPassage(start, end, p.source_start, p.source_end,
+                       _shared(a[start:end], b[p.source_start : p.source_end]))
+
+
+def _bag_reach(words: U64Array, at: int, step: int, bag: set[int]) -> int:
+    """Words from `at` on, by `step`, that an extension scoring +1 for a word of `bag` and -1
+    for another keeps: up to its last word in the bag at its best score."""
+    score = best = reach = steps = 0
+    while 0 <= at < len(words):
+        steps += 1
+        if int(words[at]) in bag:
+            score += 1
+            if score >= best:
+                best, reach = score, steps
+        else:
+            score -= 2
+            if best - score > _X_DROP:
+                break
+        at += step
+    return reach if best >= _X_DROP else 0
+
+
+def _shared(here: U64Array, there: U64Array) -> int:
+    """Words the two share, each as often as the one holding it fewer times has it."""
+    words, counts = np.unique(here, return_counts=True)
+    other, other_counts = np.unique(there, return_counts=True)
+    _, mine, theirs = np.intersect1d(words, other, assume_unique=True, return_indices=True)
+    return int(np.minimum(counts[mine], other_counts[theirs]).sum())
+
+
+def _dense(group: list[_Segment], p: WordPassage, settings: ReuseSettings) -> bool:
+    """The passage rests on enough words matched in order (seeds and their extensions), most
+    of its suspect words are the source passage's, and the two sides are alike as bags of
+    words (a cosine of 0/1 word vectors: a summary is short against its source, yet close)."""
+    in_order = len({n for s in group for n, _ in s.pairs})
+    here, there = p.end - p.start, p.source_end - p.source_start
+    return (in_order >= max(settings.min_words, settings.min_in_order * here)
+            and p.matched >= settings.min_density * here
+            and p.matched >= settings.min_similarity * (here * there) ** 0.5)
