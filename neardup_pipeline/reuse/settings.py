@@ -20,7 +20,7 @@ class ReuseSettings:
     min_words: int = 7  # matched content words a passage needs (about one sentence); a
     # source that has one such passage keeps its others down to half as many
     max_gap: int = 20  # content words between two pieces of one passage in the suspect
-    max_source_gap: int = 60  # and in the source (a summary leaves whole sentences out)
+    max_source_gap: int = 100  # and in the source (a summary leaves whole sentences out)
     min_density: float = 0.5  # share of a passage's suspect words that occur in its source
     min_in_order: float = 0.35  # share of them matched in order (seeds and their extensions)
     min_similarity: float = 0.4  # cosine of the two sides' word counts, as 0/1 vectors
