@@ -228,11 +228,7 @@ def make_suspects(sources: list[Section], hosts: list[Section], per_kind: int,
         host_pool = [h for h in hosts if h.half == half]
         for kind in KINDS:
             for n in range(per_kind // 2):
-                host = rng.choice(host_pool)
-                spans = _word_spans(host.text)
-                length = min(rng.randint(100, 500), len(spans))
-                first = rng.randint(0, len(spans) - length)
-                text = host.text[spans[first][0] : spans[first + length - 1][1]]
+                text = _host_piece(host_pool, 500, rng)
                 inserted: list[Inserted] = []
                 if kind != "negative":
                     chosen = rng.sample(english if kind == "revision" else pool,
@@ -250,6 +246,15 @@ def make_suspects(sources: list[Section], hosts: list[Section], per_kind: int,
                 suspects.append(Suspect(f"{half}/{kind}/{n}", text, kind, half,
                                         tuple(inserted)))
     return suspects
+
+
+def _host_piece(hosts: list[Section], most: int, rng: random.Random) -> str:
+    """100 to `most` running words of a host (all of it, if shorter)."""
+    host = rng.choice(hosts)
+    spans = _word_spans(host.text)
+    length = min(rng.randint(100, most), len(spans))
+    first = rng.randint(0, len(spans) - length)
+    return host.text[spans[first][0] : spans[first + length - 1][1]]
 
 
 def _insert(text: str, passage: str, inserted: list[Inserted],
@@ -405,11 +410,7 @@ def make_pan_pairs(sources: list[Section], hosts: list[Section], per_kind: int,
         host_pool = [h for h in hosts if h.half == half]
         for kind in PAN_KINDS:
             for n in range(per_kind // 2):
-                host = rng.choice(host_pool)
-                spans = _word_spans(host.text)
-                length = min(rng.randint(100, 800), len(spans))
-                first = rng.randint(0, len(spans) - length)
-                text = host.text[spans[first][0] : spans[first + length - 1][1]]
+                text = _host_piece(host_pool, 800, rng)
                 filler = text.split()
                 section = rng.choice(pool)
                 inserted: list[Inserted] = []

@@ -1,4 +1,4 @@
-"""Passage alignment: seeds the two texts share, extended word by word, chained into passages.
+"""Passage alignment: seeds the two texts share, extended word by word, clustered into passages.
 
 Seeds are the `shingle`-word runs a suspect shares with one candidate source (every suspect
 shingle against every shingle of the source, a binary search in its sorted hashes). Each seed is
@@ -8,19 +8,19 @@ the score falls more than `_X_DROP` below its best, ending at its last match at 
 replaced by a synonym breaks the `shingle` shingles that hold it, but costs the extension one
 word: the words on either side of it still count.
 
-Segments are then chained in suspect order: one joins a passage when it starts within `max_gap`
-words of the passage's end in the suspect, and its source words lie within `max_gap` words of
-the passage's in either order, so a cut clause, an inserted phrase, a word count changed by a
-revision (a new diagonal) or two clauses swapped keep one passage; a segment over words the
-passage holds already (the same words faced with a second place of the source) starts its own.
-A passage is kept when it matches at least `min_words` words in each text, and at least
-`min_density` of the words it spans in each; once a source has such a passage, its other
-passages need only half as many words (the source is known to be reused).
+Segments are then clustered as the best PAN 2013/2014 text alignment systems cluster seeds
+(Sanchez-Perez, Sidorov & Gelbukh, PAN 2014): split wherever more than `max_gap` words of the
+suspect lie between them, then wherever more than `max_source_gap` of the source do, until no
+cluster splits; order inside a cluster is free (clauses swapped, words shuffled, the sentences a
+summary kept). A cluster is a passage when enough of its words match in order, most of its
+suspect words occur in its source side, and the two sides are alike as bags of words; one that
+fails is split at half the gaps and tried again, not dropped. Every passage needs `min_words`
+words matched in order, so a shared name or phrase is never one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, TypeVar
 
@@ -78,19 +78,25 @@ def matches(suspect: U64Array, source: U64Array) -> tuple[list[int], list[int]]:
 def _reach(a: list[int], b: list[int], i: int, j: int, step: int) -> int:
     """Words the extension from (i, j) on, by `step` (1 or -1), keeps: up to its last match
     at its best score."""
-    score = best = reach = steps = 0
-    while 0 <= i < len(a) and 0 <= j < len(b):
-        steps += 1
-        if a[i] == b[j]:
+    steps = min(len(a) - i, len(b) - j) if step > 0 else min(i, j) + 1
+    return _extend((a[i + n * step] == b[j + n * step] for n in range(max(0, steps))), 1)[0]
+
+
+def _extend(hits: Iterable[bool], miss: int) -> tuple[int, int]:
+    """(words kept, best score) of an extension over `hits` scoring +1 for a hit and -`miss`
+    for another word, stopped once the score falls more than _X_DROP below its best: up to
+    its last hit at the best score."""
+    score = best = reach = 0
+    for steps, hit in enumerate(hits, start=1):
+        if hit:
             score += 1
             if score >= best:
                 best, reach = score, steps
         else:
-            score -= 1
+            score -= miss
             if best - score > _X_DROP:
                 break
-        i, j = i + step, j + step
-    return reach
+    return reach, best
 
 
 def segments(suspect: Tokens, source: Tokens, k: int) -> list[_Segment]:
@@ -215,20 +221,11 @@ def _widen(p: WordPassage, a: U64Array, b: U64Array, margin: int) -> WordPassage
 
 
 def _bag_reach(words: U64Array, at: int, step: int, bag: set[int]) -> int:
-    """Words from `at` on, by `step`, that an extension scoring +1 for a word of `bag` and -1
-    for another keeps: up to its last word in the bag at its best score."""
-    score = best = reach = steps = 0
-    while 0 <= at < len(words):
-        steps += 1
-        if int(words[at]) in bag:
-            score += 1
-            if score >= best:
-                best, reach = score, steps
-        else:
-            score -= 2
-            if best - score > _X_DROP:
-                break
-        at += step
+    """Words from `at` on, by `step`, that an extension over words of `bag` keeps; a word
+    outside it costs two (it takes two words of the bag to cross one that is not), and less
+    than two words gained keeps none (a word of the topic next to a passage is no part of it)."""
+    positions = range(at, len(words)) if step > 0 else range(at, -1, -1)
+    reach, best = _extend((int(words[n]) in bag for n in positions), 2)
     return reach if best >= _X_DROP else 0
 
 

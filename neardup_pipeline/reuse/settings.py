@@ -17,13 +17,13 @@ class ReuseSettings:
 
     shingle: int = 3  # words per shingle: one revised word breaks only `shingle` of them
     window: int = 4  # winnowing window: any shared run of window + shingle - 1 words is seen
-    min_words: int = 7  # matched content words a passage needs (about one sentence); a
-    # source that has one such passage keeps its others down to half as many
+    min_words: int = 7  # content words a passage matches in order (about one sentence): a
+    # shared name or phrase is shorter
     max_gap: int = 20  # content words between two pieces of one passage in the suspect
     max_source_gap: int = 100  # and in the source (a summary leaves whole sentences out)
     min_density: float = 0.5  # share of a passage's suspect words that occur in its source
     min_in_order: float = 0.35  # share of them matched in order (seeds and their extensions)
-    min_similarity: float = 0.4  # cosine of the two sides' word counts, as 0/1 vectors
+    min_similarity: float = 0.4  # shared words / sqrt(product of the two sides' lengths)
     max_candidates: int = 100  # sources aligned per suspect, most shared fingerprints first
     language: str | None = None  # ISO 639-1 for every text; None: detected per text
     stopwords: bool = True
