@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol, TypeVar
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from neardup_pipeline.reuse.settings import ReuseSettings
 from neardup_pipeline.reuse.tokens import Tokens
@@ -100,7 +101,9 @@ def _extend(hits: Iterable[bool], miss: int) -> tuple[int, int]:
 
 
 def segments(suspect: Tokens, source: Tokens, k: int) -> list[_Segment]:
-    """Every seed extended, in suspect order."""
+    """Every seed extended, in suspect order. A seed is `k` words the two texts share in any
+    order (words swapped inside a phrase, as a revision or a translation moves them, still
+    seed it); its extension follows its diagonal."""
     a, b = suspect.hashes.tolist(), source.hashes.tolist()
     # A seed inside a segment already extended on its diagonal, or whose two words face each
     # other in the last segment over the suspect word (a phrase the segment repeats, a
@@ -108,17 +111,49 @@ def segments(suspect: Tokens, source: Tokens, k: int) -> list[_Segment]:
     facing: list[tuple[int, int]] = [(0, 0)] * len(a)
     reached: dict[int, int] = {}  # diagonal -> end of the last segment on it
     found = []
-    for i, j in zip(*matches(suspect.shingles, source.shingles), strict=True):
+    seeds = matches(_any_order(suspect.hashes, k), _any_order(source.hashes, k))
+    for i, j in zip(*seeds, strict=True):
         shift = j - i
         if facing[i][0] <= j < facing[i][1] or i < reached.get(shift, -1):
             continue
         start = i - _reach(a, b, i - 1, j - 1, -1)
         end = i + k + _reach(a, b, i + k, j + k, 1)
-        reached[shift] = end
-        facing[start:end] = [(start + shift, end + shift)] * (end - start)
-        found.append(_Segment(start, end, shift, [(n, n + shift) for n in range(start, end)
-                                                  if a[n] == b[n + shift]]))
+        pairs = {(n, n + shift) for n in range(start, end) if a[n] == b[n + shift]}
+        pairs.update(_facing_words(a[i : i + k], b[j : j + k], i, j))
+        # A run in another order is a seed when its diagonal holds another match: on one
+        # topic, three words shared in any order are common, and rarely extend.
+        if len(pairs) > k or a[i : i + k] == b[j : j + k]:
+            reached[shift] = end
+            facing[start:end] = [(start + shift, end + shift)] * (end - start)
+            found.append(_Segment(start, end, shift, sorted(pairs)))
     return found
+
+
+def _any_order(hashes: U64Array, k: int) -> U64Array:
+    """A hash of each run of `k` words that does not depend on their order: the sum (modulo
+    2**64) of their hashes, each mixed first by splitmix64's finaliser (a short word's
+    Rabin fingerprint is its bytes, and sums of such small numbers collide)."""
+    if len(hashes) < k:
+        return np.empty(0, dtype=np.uint64)
+    x: U64Array = hashes ^ (hashes >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x = x ^ (x >> np.uint64(31))
+    summed: U64Array = sliding_window_view(x, k).sum(axis=1, dtype=np.uint64)
+    return summed
+
+
+def _facing_words(here: list[int], there: list[int], i: int, j: int) -> list[tuple[int, int]]:
+    """(suspect, source) positions of the words a seed's two runs share, each used once."""
+    free = list(range(len(there)))
+    pairs = []
+    for x, word in enumerate(here):
+        for y in free:
+            if there[y] == word:
+                pairs.append((i + x, j + y))
+                free.remove(y)
+                break
+    return pairs
 
 
 def align(suspect: Tokens, source: Tokens, settings: ReuseSettings) -> list[WordPassage]:
