@@ -18,6 +18,13 @@ at a sentence end:
 Every document and host is put in the `tune` or the `check` half by a hash of its id, and a
 suspect takes its host and its sources from one half: thresholds are chosen on one, checked on
 the other.
+
+`make_pan_pairs` makes (suspect, source) pairs of PAN's obfuscation kinds from the same texts
+(English sources only, sections of about 1,200 words): none; random (PAN's random operations,
+a number of them the degree 0.1-0.5 times the word count: a word moved within three places,
+deleted, inserted from the host, or replaced by a synonym); a stand-in for cyclic translation
+(synonyms for a third of the content words, articles dropped, word pairs and clauses swapped);
+summary (a third of the sentences of 150-700 words kept, in order, each shortened); negative.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Text alignment of one pair (`align_texts`) on the real legal texts of tests/data, scored with
 PAN's measures (benchmarks/pan_measures.py): obfuscated passages come out whole, a summary
 spans its source, a shared phrase alone is no passage, a joined passage that fails the density
-test is split, not dropped."""
+test is split, not dropped; any text in, passages inside both texts out."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.pan_measures import PanScores, Span, pan_scores
 from neardup_pipeline.reuse import ReuseSettings
@@ -106,3 +108,19 @@ def test_joined_passage_failing_density_is_split_not_dropped() -> None:
     assert [suspect[p.start : p.end] for p in found] == [
         first[first.index("assignment") : first.index("time") + 4],
         second[second.index("apply") : second.index("considerations") + 14]]
+
+
+# Words of the source, some repeated, shuffled and interleaved with others: seeds in every order.
+_WORDS = st.lists(st.sampled_from([*NY.split()[:120], "x", "§", "\x00", "é", "1850"]),
+                  max_size=300)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(_WORDS, _WORDS)
+def test_any_text_gives_passages_inside_both(words: list[str], other: list[str]) -> None:
+    text, source = " ".join(words), " ".join(other) + " " + NY[:2000]
+    found = align_texts(text, source, SETTINGS)
+    for p in found:
+        assert 0 <= p.start < p.end <= len(text)
+        assert 0 <= p.source_start < p.source_end <= len(source)
+    assert found == align_texts(text, source, SETTINGS)
