@@ -174,7 +174,35 @@ def align(suspect: Tokens, source: Tokens, settings: ReuseSettings) -> list[Word
             # a joined passage that fails the test is split at smaller gaps, not dropped
             pending.extend((part, gap // 2, source_gap // 2)
                            for part in _split(group, gap // 2, source_gap // 2))
-    return sorted(_mostly_new(found, lambda p: -p.matched), key=lambda p: (p.start, p.shift))
+    kept = sorted(_mostly_new(found, lambda p: -p.matched), key=lambda p: (p.start, p.shift))
+    return _join_neighbours(kept, suspect.hashes, source.hashes, settings)
+
+
+def _join_neighbours(passages: list[WordPassage], a: U64Array, b: U64Array,
+                     settings: ReuseSettings) -> list[WordPassage]:
+    """Passages next to each other in both texts, apart in each by at most a quarter of their
+    joint length there, joined when the whole still passes the bag tests: a long reworded
+    passage has stretches without a seed longer than `max_gap`, a long summary leaves more than
+    `max_source_gap` out, and their pieces are one reuse."""
+    joined: list[WordPassage] = []
+    for p in passages:
+        last = joined[-1] if joined else None
+        if last is not None:
+            reach = (last.end - last.start + p.end - p.start) // 4
+            source_reach = (last.source_end - last.source_start
+                            + p.source_end - p.source_start) // 4
+            apart = max(p.source_start - last.source_end, last.source_start - p.source_end)
+            if p.start - last.end <= reach and apart <= source_reach:
+                start, end = last.start, max(last.end, p.end)
+                source_start = min(last.source_start, p.source_start)
+                source_end = max(last.source_end, p.source_end)
+                whole = WordPassage(start, end, source_start, source_end,
+                                    _shared(a[start:end], b[source_start:source_end]))
+                if _alike(whole, settings):
+                    joined[-1] = whole
+                    continue
+        joined.append(p)
+    return joined
 
 
 class _Span(Protocol):
@@ -277,7 +305,13 @@ def _dense(group: list[_Segment], p: WordPassage, settings: ReuseSettings) -> bo
     of its suspect words are the source passage's, and the two sides are alike as bags of
     words (a cosine of 0/1 word vectors: a summary is short against its source, yet close)."""
     in_order = len({n for s in group for n, _ in s.pairs})
+    return (in_order >= max(settings.min_words, settings.min_in_order * (p.end - p.start))
+            and _alike(p, settings))
+
+
+def _alike(p: WordPassage, settings: ReuseSettings) -> bool:
+    """Most of the passage's suspect words are in its source side, and the words the two sides
+    share are a good part of the geometric mean of their lengths."""
     here, there = p.end - p.start, p.source_end - p.source_start
-    return (in_order >= max(settings.min_words, settings.min_in_order * here)
-            and p.matched >= settings.min_density * here
+    return (p.matched >= settings.min_density * here
             and p.matched >= settings.min_similarity * (here * there) ** 0.5)
