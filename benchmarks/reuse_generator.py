@@ -403,12 +403,14 @@ def summary_of(passage: str, rng: random.Random, words_net: WordNet) -> str:
 
 
 def make_pan_pairs(sources: list[Section], hosts: list[Section], per_kind: int,
-                   seed: int = 31) -> list[PanPair]:
+                   seed: int = 31, passage_words: tuple[int, int] = (40, 500),
+                   summary_words: tuple[int, int] = (150, 700)) -> list[PanPair]:
     """`per_kind` pairs of each PAN kind, half from each half of the data. A suspect is 100 to
     800 words of a host with one passage (two for one pair in five) of one source put in at
-    sentence ends; none, random (degree 0.1 to 0.5) and translation passages are 40 to 500
-    words of the source, a summary is made from 150 to 700 words of it; a negative pairs a host
-    with a source it holds nothing of. English sources only: the synonyms are English."""
+    sentence ends; none, random (degree 0.1 to 0.5) and translation passages are
+    `passage_words` (40 to 500) words of the source, a summary is made from `summary_words`
+    (150 to 700) of it; a negative pairs a host with a source it holds nothing of. English
+    sources only: the synonyms are English."""
     rng = random.Random(seed)
     words_net = wordnet()
     pairs = []
@@ -423,9 +425,8 @@ def make_pan_pairs(sources: list[Section], hosts: list[Section], per_kind: int,
                 inserted: list[Inserted] = []
                 for _ in range(0 if kind == "negative" else rng.choice((1, 1, 1, 1, 2))):
                     taken = [(i.source_start, i.source_end) for i in inserted]
-                    start, end = _run_of_words(
-                        section, _log_uniform(150, 700, rng) if kind == "summary"
-                        else _log_uniform(40, 500, rng), rng)
+                    start, end = _run_of_words(section, _log_uniform(
+                        *(summary_words if kind == "summary" else passage_words), rng), rng)
                     if any(a < end and start < b for a, b in taken):
                         continue
                     passage = section.text[start:end]

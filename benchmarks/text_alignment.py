@@ -1,7 +1,7 @@
 """Text alignment measured as PAN measures it: plagdet, precision, recall and granularity per
 obfuscation kind, on (suspect, source) pairs made from real texts.
 
-    python benchmarks/text_alignment.py [--per-kind 200] [--seed 31] [--through-index]
+    python benchmarks/text_alignment.py [--per-kind 200] [--seed 31] [--long] [--through-index]
 
 Pairs: benchmarks/reuse_generator.py's `make_pan_pairs` (seeded; PAN's kinds none, random,
 translation stand-in, summary, and negative pairs; sources are sections of about 1,200 words
@@ -73,15 +73,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-kind", type=int, default=200)
     parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--long", action="store_true",
+                        help="passages and summarised text of 1,000-3,000 words (PAN's long "
+                        "cases), sources cut into sections of 4,000 words")
     parser.add_argument("--through-index", action="store_true",
                         help="look each suspect up among every pair's source (neardup reuse's "
                         "candidate step) instead of aligning the given pair")
     args = parser.parse_args()
     settings = ReuseSettings(language="en")
     print(f"settings: {settings}")
-    sections = source_sections(section_words=1200)
+    sections = source_sections(section_words=4000 if args.long else 1200)
     sources = {s.doc_id: s.text for s in sections}
-    pairs = make_pan_pairs(sections, host_texts(), args.per_kind, seed=args.seed)
+    lengths = {"passage_words": (1000, 3000), "summary_words": (1000, 3000)} if args.long else {}
+    pairs = make_pan_pairs(sections, host_texts(), args.per_kind, seed=args.seed, **lengths)
     finder = None
     if args.through_index:
         finder = ReuseFinder(MemoryPassageIndex(), settings)
