@@ -35,6 +35,9 @@ _MAX_REPEATS = 16  # occurrences of one shingle in a source that are tried (a re
 # Mismatched words an extension may cross before stopping: two revised words side by side. On
 # unrelated text the extension gains a chance match one word in hundreds, and stops.
 _X_DROP = 2
+# Source words beyond a passage's source side whose words may widen its suspect ends: a
+# reworded passage's first and last source words rarely seed.
+_WIDEN_MARGIN = 6
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,7 @@ def align(suspect: Tokens, source: Tokens, settings: ReuseSettings) -> list[Word
         if passage.matched < settings.min_words:
             continue  # no part of it is long enough
         if _dense(group, passage, settings):
-            found.append(_widen(passage, suspect.hashes, source.hashes, 6))
+            found.append(_widen(passage, suspect.hashes, source.hashes, _WIDEN_MARGIN))
         elif len(group) > 1 and gap > 1:
             # a joined passage that fails the test is split at smaller gaps, not dropped
             pending.extend((part, gap // 2, source_gap // 2)
