@@ -18,11 +18,19 @@ at a sentence end:
 Every document and host is put in the `tune` or the `check` half by a hash of its id, and a
 suspect takes its host and its sources from one half: thresholds are chosen on one, checked on
 the other.
+
+`make_pan_pairs` makes (suspect, source) pairs of PAN's obfuscation kinds from the same texts
+(English sources only, sections of about 1,200 words): none; random (PAN's random operations,
+a number of them the degree 0.1-0.5 times the word count: a word moved within three places,
+deleted, inserted from the host, or replaced by a synonym); a stand-in for cyclic translation
+(synonyms for a third of the content words, articles dropped, word pairs and clauses swapped);
+summary (a third of the sentences of 150-700 words kept, in order, each shortened); negative.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import re
 from collections.abc import Iterator
@@ -183,12 +191,7 @@ def _word_spans(text: str) -> list[tuple[int, int]]:
 
 def _passage(section: Section, rng: random.Random) -> tuple[int, int]:
     """A run of 20-100 words of the section, starting at a sentence start where one fits."""
-    spans = _word_spans(section.text)
-    length = min(rng.randint(20, 100), len(spans))
-    starts = [n for n in range(len(spans) - length + 1)
-              if n == 0 or section.text[spans[n - 1][1] - 1] in ".!?;:"]
-    first = rng.choice(starts or list(range(len(spans) - length + 1)))
-    return spans[first][0], spans[first + length - 1][1]
+    return _run_of_words(section, rng.randint(20, 100), rng)
 
 
 def _delete(passage: str, rng: random.Random) -> str:
@@ -216,11 +219,7 @@ def _revise(passage: str, rng: random.Random, wordnet: WordNet) -> str:
     swappable = [n for n, s in enumerate(sentences) if ", " in s[len(s) // 4 : -len(s) // 4]]
     if swappable:
         n = rng.choice(swappable)
-        s = sentences[n]
-        middle = s.index(", ", len(s) // 4)
-        end = s[-1] if s[-1] in ".!?;:" else ""
-        first, second = s[:middle], s[middle + 2 : len(s) - len(end)]
-        sentences[n] = f"{second[:1].upper()}{second[1:]}, {first[:1].lower()}{first[1:]}{end}"
+        sentences[n] = _swap_clauses(sentences[n])
     return " ".join(sentences)
 
 
@@ -236,11 +235,7 @@ def make_suspects(sources: list[Section], hosts: list[Section], per_kind: int,
         host_pool = [h for h in hosts if h.half == half]
         for kind in KINDS:
             for n in range(per_kind // 2):
-                host = rng.choice(host_pool)
-                spans = _word_spans(host.text)
-                length = min(rng.randint(100, 500), len(spans))
-                first = rng.randint(0, len(spans) - length)
-                text = host.text[spans[first][0] : spans[first + length - 1][1]]
+                text = _host_piece(host_pool, 500, rng)
                 inserted: list[Inserted] = []
                 if kind != "negative":
                     chosen = rng.sample(english if kind == "revision" else pool,
@@ -258,6 +253,15 @@ def make_suspects(sources: list[Section], hosts: list[Section], per_kind: int,
                 suspects.append(Suspect(f"{half}/{kind}/{n}", text, kind, half,
                                         tuple(inserted)))
     return suspects
+
+
+def _host_piece(hosts: list[Section], most: int, rng: random.Random) -> str:
+    """100 to `most` running words of a host (all of it, if shorter)."""
+    host = rng.choice(hosts)
+    spans = _word_spans(host.text)
+    length = min(rng.randint(100, most), len(spans))
+    first = rng.randint(0, len(spans) - length)
+    return host.text[spans[first][0] : spans[first + length - 1][1]]
 
 
 def _insert(text: str, passage: str, inserted: list[Inserted],
@@ -282,3 +286,160 @@ def _insert(text: str, passage: str, inserted: list[Inserted],
 @lru_cache(maxsize=1)
 def wordnet() -> WordNet:
     return WordNet()
+
+
+# PAN's obfuscation kinds (Potthast et al., PAN 2013 text alignment overview), made from the
+# same real texts: each suspect is paired with one source, as in PAN's text alignment task.
+PAN_KINDS = ("none", "random", "translation", "summary", "negative")
+
+
+@dataclass(frozen=True)
+class PanPair:
+    """A (suspect, source) pair of one PAN kind; `cases` are the passages the suspect took
+    from the source (none for `negative`)."""
+
+    pair_id: str
+    suspect: str
+    source: str
+    kind: str
+    half: str
+    cases: tuple[Inserted, ...]
+
+
+def _run_of_words(section: Section, length: int, rng: random.Random) -> tuple[int, int]:
+    """A run of `length` words of the section (all, if fewer), starting at a sentence start
+    where one fits."""
+    spans = _word_spans(section.text)
+    length = min(length, len(spans))
+    starts = [n for n in range(len(spans) - length + 1)
+              if n == 0 or section.text[spans[n - 1][1] - 1] in ".!?;:"]
+    first = rng.choice(starts or list(range(len(spans) - length + 1)))
+    return spans[first][0], spans[first + length - 1][1]
+
+
+def _log_uniform(low: int, high: int, rng: random.Random) -> int:
+    return round(low * math.exp(math.log(high / low) * rng.random()))
+
+
+def random_obfuscation(passage: str, degree: float, filler: list[str], rng: random.Random,
+                       words_net: WordNet) -> str:
+    """PAN's random obfuscation: `degree` times the word count of random operations, each a
+    word moved within three places, deleted, inserted (a word of `filler`, the host), or
+    replaced (by a synonym, else by a filler word)."""
+    words = passage.split()
+    for _ in range(round(degree * len(words))):
+        if len(words) < 4:
+            break
+        at = rng.randrange(len(words))
+        op = rng.choice(("shuffle", "delete", "insert", "replace"))
+        if op == "shuffle":
+            to = min(len(words) - 1, max(0, at + rng.choice((-3, -2, -1, 1, 2, 3))))
+            words.insert(to, words.pop(at))
+        elif op == "delete":
+            del words[at]
+        elif op == "insert":
+            words.insert(at, rng.choice(filler))
+        else:
+            words[at] = words_net.synonym(words[at].strip(".,;:!?"), rng) or rng.choice(filler)
+    return " ".join(words)
+
+
+def _swap_clauses(sentence: str) -> str:
+    """A sentence's two clauses around a comma in its middle, swapped; else as it is."""
+    s = sentence
+    if ", " not in s[len(s) // 4 : -len(s) // 4 or None]:
+        return s
+    middle = s.index(", ", len(s) // 4)
+    end = s[-1] if s[-1] in ".!?;:" else ""
+    first, second = s[:middle], s[middle + 2 : len(s) - len(end)]
+    return f"{second[:1].upper()}{second[1:]}, {first[:1].lower()}{first[1:]}{end}"
+
+
+_ARTICLES = frozenset({"the", "a", "an", "The", "A", "An"})
+
+
+def translation_stand_in(passage: str, rng: random.Random, words_net: WordNet) -> str:
+    """A stand-in for PAN's cyclic translation (English to another language and back): about a
+    third of the content words replaced by a synonym, a quarter of the articles dropped, one
+    word pair in twelve swapped, and half the sentences with a middle comma turned around."""
+    stops = stop_words_for("en")
+    words = passage.split()
+    out: list[str] = []
+    for w in words:
+        bare = w.strip(".,;:!?")
+        if w in _ARTICLES and rng.random() < 0.25:
+            continue
+        synonym = (words_net.synonym(bare, rng) if bare.isalpha() and len(bare) > 3
+                   and bare.lower() not in stops and rng.random() < 0.35 else None)
+        if synonym:
+            synonym = synonym.capitalize() if bare[0].isupper() else synonym
+            w = w.replace(bare, synonym)
+        out.append(w)
+    for n in range(len(out) - 1):
+        if rng.random() < 1 / 12 and out[n][-1:].isalpha() and out[n + 1][-1:].isalpha():
+            out[n], out[n + 1] = out[n + 1], out[n]
+    sentences = _SENTENCE_END.split(" ".join(out))
+    return " ".join(_swap_clauses(s) if rng.random() < 0.5 else s for s in sentences)
+
+
+def summary_of(passage: str, rng: random.Random, words_net: WordNet) -> str:
+    """A summary as sentence selection with compression: about a third of the sentences kept
+    (two at least, in order), each cut after its last middle comma half the time, a tenth of
+    its words deleted and a tenth replaced by a synonym."""
+    sentences = [s for s in _SENTENCE_END.split(passage) if s.strip()]
+    keep = sorted(rng.sample(range(len(sentences)),
+                             max(min(2, len(sentences)), round(len(sentences) / 3))))
+    out = []
+    for n in keep:
+        s = sentences[n]
+        comma = s.rfind(", ", len(s) // 3)
+        if comma > 0 and rng.random() < 0.5:
+            s = s[:comma] + "."
+        words = [w for w in s.split() if rng.random() >= 0.1] or s.split()
+        words = [(words_net.synonym(w, rng) or w) if w.isalpha() and rng.random() < 0.1 else w
+                 for w in words]
+        out.append(" ".join(words))
+    return " ".join(out)
+
+
+def make_pan_pairs(sources: list[Section], hosts: list[Section], per_kind: int,
+                   seed: int = 31, passage_words: tuple[int, int] = (40, 500),
+                   summary_words: tuple[int, int] = (150, 700)) -> list[PanPair]:
+    """`per_kind` pairs of each PAN kind, half from each half of the data. A suspect is 100 to
+    800 words of a host with one passage (two for one pair in five) of one source put in at
+    sentence ends; none, random (degree 0.1 to 0.5) and translation passages are
+    `passage_words` (40 to 500) words of the source, a summary is made from `summary_words`
+    (150 to 700) of it; a negative pairs a host with a source it holds nothing of. English
+    sources only: the synonyms are English."""
+    rng = random.Random(seed)
+    words_net = wordnet()
+    pairs = []
+    for half in ("tune", "check"):
+        pool = [s for s in sources if s.half == half and s.language == "en"]
+        host_pool = [h for h in hosts if h.half == half]
+        for kind in PAN_KINDS:
+            for n in range(per_kind // 2):
+                text = _host_piece(host_pool, 800, rng)
+                filler = text.split()
+                section = rng.choice(pool)
+                inserted: list[Inserted] = []
+                for _ in range(0 if kind == "negative" else rng.choice((1, 1, 1, 1, 2))):
+                    taken = [(i.source_start, i.source_end) for i in inserted]
+                    start, end = _run_of_words(section, _log_uniform(
+                        *(summary_words if kind == "summary" else passage_words), rng), rng)
+                    if any(a < end and start < b for a, b in taken):
+                        continue
+                    passage = section.text[start:end]
+                    if kind == "random":
+                        passage = random_obfuscation(passage, rng.uniform(0.1, 0.5), filler,
+                                                     rng, words_net)
+                    elif kind == "translation":
+                        passage = translation_stand_in(passage, rng, words_net)
+                    elif kind == "summary":
+                        passage = summary_of(passage, rng, words_net)
+                    text, inserted = _insert(text, passage, inserted, rng)
+                    inserted[-1] = Inserted(section.doc_id, inserted[-1].start,
+                                            inserted[-1].end, start, end)
+                pairs.append(PanPair(f"{half}/{kind}/{n}", text, section.doc_id, kind, half,
+                                     tuple(inserted)))
+    return pairs

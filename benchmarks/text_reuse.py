@@ -232,7 +232,7 @@ def main() -> None:
         print("\n### tune half: other thresholds\n")
         tune = [s for s in suspects if s.half == "tune"]
         for min_words in (6, 7, 8):
-            for max_gap in (4, 6, 8):
+            for max_gap in (10, 20, 30):
                 changed = replace(settings, min_words=min_words, max_gap=max_gap)
                 finder.settings = changed
                 print(f"\nmin_words={min_words} max_gap={max_gap}\n")

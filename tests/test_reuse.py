@@ -182,3 +182,25 @@ def test_bad_index_is_a_clear_error(tmp_path: Path, files: tuple[Path, Path]) ->
     old = neardup("reuse", "--index", str(earlier), str(suspects))
     assert old.returncode == 2 and "of an earlier format" in old.stderr
     assert "Traceback" not in missing.stderr + wrong.stderr + old.stderr
+
+
+@pytest.mark.integration  # subprocesses
+def test_control_characters_are_text_and_a_binary_body_is_tagged(tmp_path: Path) -> None:
+    """A short text with a few control characters (a form feed's neighbours, a stray escape)
+    is read as text; a body that is not text gets a status and a warning, never a silent
+    empty line."""
+    noisy = "\x01\x02" + PASSAGE[:60] + "\x1b\x07" + PASSAGE[60:] + "\x03"
+    assert noisy.count("\x1b") == 1 and len(noisy) < 400  # over 1% control characters
+    sources = write_jsonl(tmp_path / "sources.jsonl", [{"id": "ny1850", "text": NY}])
+    suspects = write_jsonl(tmp_path / "suspects.jsonl", [
+        {"id": "noisy", "text": noisy},
+        {"id": "png", "html": "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"},
+    ])
+    out = tmp_path / "out.jsonl"
+    run = neardup("reuse", str(sources), str(suspects), "-o", str(out))
+    noisy_line, png_line = (json.loads(line) for line in out.read_text().splitlines())
+    (source,) = noisy_line["sources"]
+    assert source["id"] == "ny1850" and "status" not in noisy_line
+    assert png_line == {"id": "png", "sources": [], "status": "not_text"}
+    assert "'png' is not text (PNG image)" in run.stderr
+    assert run.returncode == 1

@@ -26,6 +26,7 @@ from neardup_pipeline.reuse import ReuseFinder, ReuseSettings, SourceReuse
 from neardup_pipeline.reuse.index import MemoryPassageIndex, PassageIndex
 from neardup_pipeline.reuse.store import SqlitePassageIndex
 from neardup_pipeline.text.settings import CONTENTS, TextSettings
+from neardup_pipeline.text.sniff import binary_kind
 
 USAGE = """
   neardup reuse SOURCES.jsonl SUSPECTS.jsonl -o OUT.jsonl [options]
@@ -55,14 +56,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        help="content words a passage must match (default: "
                        f"{defaults.min_words})")
     reuse.add_argument("--max-gap", type=int, default=defaults.max_gap,
-                       help="unmatched content words inside a passage (default: "
-                       f"{defaults.max_gap})")
+                       help="content words of the suspect between two pieces of one passage "
+                       f"(default: {defaults.max_gap})")
+    reuse.add_argument("--max-source-gap", type=int, default=defaults.max_source_gap,
+                       help="content words of the source between two pieces of one passage "
+                       f"(default: {defaults.max_source_gap}; a summary leaves sentences out)")
     reuse.set_defaults(func=cmd_reuse)
 
 
 def cmd_reuse(args: argparse.Namespace) -> int:
     settings = ReuseSettings(language=args.language, min_words=args.min_words,
-                             max_gap=args.max_gap)
+                             max_gap=args.max_gap, max_source_gap=args.max_source_gap)
     reader = DocumentReader(args.content)
     inputs = [Path(p) for p in args.inputs]
     if args.inputs[0] == "index" and len(inputs) == 2 and args.index is None:
@@ -73,7 +77,7 @@ def cmd_reuse(args: argparse.Namespace) -> int:
             added = index_sources(finder, reader, inputs[1])
             total = store.count()
         print(f"{args.output}: {added:,} sources indexed ({total:,} in all)", file=sys.stderr)
-        return 1 if reader.bad_lines else 0
+        return 1 if reader.bad_lines or reader.unreadable else 0
     if args.index is not None:
         if len(inputs) != 1:
             raise ConfigError("with --index, give only the suspects: "
@@ -94,8 +98,10 @@ def cmd_reuse(args: argparse.Namespace) -> int:
     if reader.bad_lines:
         print(f"neardup: {reader.bad_lines} input line(s) skipped as unreadable",
               file=sys.stderr)
-        return 1
-    return 0
+    if reader.unreadable:
+        print(f"neardup: {reader.unreadable} document(s) not text, written with status "
+              "not_text", file=sys.stderr)
+    return 1 if reader.bad_lines or reader.unreadable else 0
 
 
 @dataclass(frozen=True)
@@ -113,12 +119,14 @@ class DocumentReader:
     characters the offsets count: a text as given, an HTML page's extracted text.
 
     A line that is not valid UTF-8 is read with U+FFFD for its bad bytes and tagged
-    `not_utf8`; a line that cannot be read as a document is reported on stderr and counted."""
+    `not_utf8`; a line that cannot be read as a document is reported on stderr and counted, and
+    so is a document whose body is not text (tagged `not_text`)."""
 
     def __init__(self, content: str) -> None:
         config = NearDupConfig(methods=("simhash",)).replace(content=content)
         self._extractor = Fingerprinter(config)
         self.bad_lines = 0
+        self.unreadable = 0  # documents read, whose body is not text (an image, an archive)
 
     def read(self, path: Path) -> Iterator[Text]:
         if path.is_dir():
@@ -143,7 +151,19 @@ class DocumentReader:
                 yield self._text(doc, status)
 
     def _text(self, doc: Document, status: str | None) -> Text:
+        if isinstance(doc.text, str) and doc.text.strip():
+            # Given as text, read as text: the binary sniff is for bodies whose kind is
+            # unknown, and a few control characters in a short text would trip it.
+            limit = self._extractor.text.max_html_bytes
+            truncated = len(doc.text) > limit
+            return Text(doc.doc_id, doc.text[:limit],
+                        status or ("truncated" if truncated else None))
         extracted = self._extractor.extract(doc)
+        if extracted.parser == "binary":
+            self.unreadable += 1
+            print(f"neardup: {doc.doc_id!r} is not text ({binary_kind(doc.html or b'')}): "
+                  "read as empty, status not_text", file=sys.stderr)
+            return Text(doc.doc_id, "", "not_text")
         if extracted.truncated and status is None:
             status = "truncated"
         return Text(doc.doc_id, extracted.text, status)

@@ -87,6 +87,17 @@ class ReuseFinder:
         return found
 
 
+def align_texts(text: str, source_text: str, settings: ReuseSettings | None = None,
+                ) -> list[Passage]:
+    """The passages of `text` copied from `source_text`, both read in the source's language:
+    text alignment of one given pair, as PAN's task poses it (no index, no candidate step)."""
+    settings = settings or ReuseSettings()
+    source = tokenize(source_text, settings)
+    suspect = content_words(read_words(text), source.language, settings)
+    passages = align(suspect, source, settings)
+    return list(_reuse("", passages, suspect, source).passages) if passages else []
+
+
 def _reuse(source_id: str, passages: list[WordPassage], suspect: Tokens,
            source: Tokens) -> SourceReuse:
     covered = np.zeros(suspect.words, dtype=bool)

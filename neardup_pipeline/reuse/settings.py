@@ -17,10 +17,13 @@ class ReuseSettings:
 
     shingle: int = 3  # words per shingle: one revised word breaks only `shingle` of them
     window: int = 4  # winnowing window: any shared run of window + shingle - 1 words is seen
-    min_words: int = 7  # matched content words a passage needs (about one sentence); a
-    # source that has one such passage keeps its others down to half as many
-    max_gap: int = 6  # content words between two pieces of one passage, in either text
-    min_density: float = 0.5  # share of a passage's suspect words that match the source
+    min_words: int = 7  # content words a passage matches in order (about one sentence): a
+    # shared name or phrase is shorter
+    max_gap: int = 20  # content words between two pieces of one passage in the suspect
+    max_source_gap: int = 100  # and in the source (a summary leaves whole sentences out)
+    min_density: float = 0.5  # share of a passage's suspect words that occur in its source
+    min_in_order: float = 0.35  # share of them matched in order (seeds and their extensions)
+    min_similarity: float = 0.4  # shared words / sqrt(product of the two sides' lengths)
     max_candidates: int = 100  # sources aligned per suspect, most shared fingerprints first
     language: str | None = None  # ISO 639-1 for every text; None: detected per text
     stopwords: bool = True
@@ -30,10 +33,12 @@ class ReuseSettings:
         for name in ("shingle", "window", "min_words", "max_candidates"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"reuse {name} must be >= 1, got {getattr(self, name)}")
-        if self.max_gap < 0:
-            raise ConfigError(f"reuse max_gap must be >= 0, got {self.max_gap}")
-        if not 0.0 <= self.min_density <= 1.0:
-            raise ConfigError(f"reuse min_density must be in [0, 1], got {self.min_density}")
+        for name in ("max_gap", "max_source_gap"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"reuse {name} must be >= 0, got {getattr(self, name)}")
+        for name in ("min_density", "min_in_order", "min_similarity"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"reuse {name} must be in [0, 1], got {getattr(self, name)}")
 
     def fingerprint_params(self) -> dict[str, object]:
         """What the stored fingerprints depend on: a query with others would miss them."""
