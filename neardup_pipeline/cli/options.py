@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from neardup_pipeline.config import METHOD_CHOICES, NearDupConfig
+from neardup_pipeline.hygiene.fields import ID_FIELD, FieldSpec
 from neardup_pipeline.index.elastic.credentials import url_credentials
 from neardup_pipeline.index.elastic.environment import with_environment
 from neardup_pipeline.index.elastic.redaction import split_userinfo
@@ -223,3 +224,25 @@ def at_least(minimum: int) -> Callable[[str], int]:
         return number
 
     return parse
+
+
+def add_field_options(parser: argparse.ArgumentParser) -> None:
+    """Which fields of an Elasticsearch content index hold each page (hygiene, batch)."""
+    field = parser.add_mutually_exclusive_group()
+    field.add_argument("--html-field", metavar="F", help="the field holding each page's HTML "
+                       "(default: html)")
+    field.add_argument("--text-field", metavar="F", help="the field holding plain text instead")
+    parser.add_argument("--url-field", default="url", metavar="F",
+                        help="the page's URL, for declared canonicals (default: url; '' for none)")
+    parser.add_argument("--id-field", default=ID_FIELD, metavar="F",
+                        help="what names a document in neardup_of and --into (default: _id)")
+
+
+def field_spec(args: argparse.Namespace) -> FieldSpec:
+    """The fields `add_field_options` named."""
+    return FieldSpec(
+        content=args.text_field or args.html_field or "html",
+        kind="text" if args.text_field else "html",
+        url=args.url_field or None,
+        id=args.id_field,
+    )

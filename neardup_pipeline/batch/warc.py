@@ -1,0 +1,35 @@
+"""WARC files -> documents, in the executors (fastwarc: a maintained, compiled WARC reader that
+detects the file's compression). A page is a `response` record: its id and URL the record's
+target URI, its HTML the HTTP body, its encoding the charset its HTTP header declares."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from neardup_pipeline.batch.documents import position, problem_row, row_of
+from neardup_pipeline.fingerprint import Document
+
+
+def warc_rows(source: int, path: str) -> Iterator[dict[str, Any]]:
+    """The rows of one WARC file's response records. A file that cannot be read, or is cut
+    short, keeps the records before the damage and adds one problem row naming where."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    number = 0
+    try:
+        for record in ArchiveIterator(path, record_types=WarcRecordType.response,
+                                      parse_http=True):
+            number += 1
+            where = f"{path}: record {number}"
+            uri = record.headers.get("WARC-Target-URI")
+            if not uri:
+                yield problem_row(where, position(source, number),
+                                  "response record without WARC-Target-URI")
+                continue
+            doc = Document(uri, html=bytes(record.reader.read()), url=uri,
+                           encoding=record.http_charset)
+            yield row_of(doc, where, position(source, number))
+    except Exception as exc:  # fastwarc's own errors: a damaged file is reported, not fatal
+        yield problem_row(f"{path}: after record {number}", position(source, number + 1),
+                          f"WARC file unreadable from here: {exc}")
