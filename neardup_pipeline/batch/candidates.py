@@ -44,7 +44,7 @@ def candidate_pairs(fingerprints: Any, limit: int) -> tuple[Any, Any]:
     postings = checked.select(F.explode("keys").alias("key"), "doc_id", "node")
     buckets = (postings.groupBy("key")
                .agg(F.collect_list(F.struct("doc_id", "node")).alias("members"))
-               .where(F.size("members") > 1))
+               .where(F.size("members") > 1).cache())  # read for the pairs and the report
 
     def pairs(rows: Iterable[Any]) -> Iterator[Pair]:
         for row in rows:

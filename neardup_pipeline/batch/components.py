@@ -1,7 +1,8 @@
 """Stage 4: the match graph's connected components, distributed: large-star / small-star
 (Kiveris et al., "Connected Components in MapReduce and Beyond", SoCC 2014). Each round is two
 shuffles and keeps every component's edges; the graph converges to one star per component,
-every node linked to the component's smallest node, in O(log n) rounds. Each round's edges are
+every node linked to the component's smallest node, in O(log n) rounds; the rounds stop as
+soon as the graph is such a set of stars. Each round's edges are
 saved (`save`), which cuts Spark's lineage and lets a killed job resume at the round it
 reached."""
 
@@ -36,9 +37,15 @@ def small_star(edges: Any) -> Any:
     return linked.unionByName(low.select("u", F.col("m").alias("v"))).distinct()
 
 
-def same(a: Any, b: Any) -> bool:
-    """Whether two edge tables hold the same edges."""
-    return bool(a.exceptAll(b).isEmpty() and b.exceptAll(a).isEmpty())
+def stars(edges: Any) -> bool:
+    """Whether the graph is one star per component (every node linked to one centre, no centre
+    linked on): large-star and small-star then change nothing, so the rounds are done."""
+    from pyspark.sql import functions as F
+
+    if not edges.groupBy("u").count().where(F.col("count") > 1).isEmpty():
+        return False
+    centres = edges.select(F.col("v").alias("u")).distinct()
+    return bool(centres.join(edges.select("u"), "u").isEmpty())
 
 
 def components(edges: Any, save: Save) -> Any:
@@ -48,13 +55,11 @@ def components(edges: Any, save: Save) -> Any:
 
     current = save("round-0", edges.select(F.col("a").alias("u"), F.col("b").alias("v")))
     for number in range(1, MAX_ROUNDS):
-        following = save(f"round-{number}", small_star(large_star(current)))
-        if same(following, current):
+        current = save(f"round-{number}", small_star(large_star(current)))
+        if stars(current):
             break
-        current = following
     else:
         raise RuntimeError(f"connected components did not converge in {MAX_ROUNDS} rounds")
-    stars = following
-    return (stars.select(F.col("u").alias("node"), F.col("v").alias("component"))
-            .unionByName(stars.select(F.col("v").alias("node"), F.col("v").alias("component")))
+    return (current.select(F.col("u").alias("node"), F.col("v").alias("component"))
+            .unionByName(current.select(F.col("v").alias("node"), F.col("v").alias("component")))
             .distinct())

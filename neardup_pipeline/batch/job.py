@@ -166,9 +166,13 @@ def summarize(summary: Summary, fps: Any, pairs: Any, edges: Any, big: Any,
     summary.pairs = pairs.count()
     summary.edges = edges.count()
     summary.oversized = big.count()
-    checked = records.where(F.col("status").isNull())
-    summary.duplicates = checked.where(~F.col("canonical")).count()
-    summary.clusters = (checked.groupBy("cluster").count().where(F.col("count") > 1).count())
+    sizes = records.where(F.col("status").isNull()).groupBy("cluster").count()
+    shared = sizes.where(F.col("count") > 1).agg(F.count("*").alias("clusters"),
+                                                 F.sum(F.col("count") - 1).alias("copies"))
+    found = shared.first()
+    summary.clusters, summary.duplicates = int(found["clusters"]), int(found["copies"] or 0)
+    if not summary.unreadable and not summary.errors:
+        return
     bad = fps.where(F.col("status").isin(UNREADABLE, ERROR)).orderBy("position")
     summary.problems = [(row["where"], row["problem"])
                         for row in bad.select("where", "problem").take(SHOWN_PROBLEMS)]
