@@ -18,7 +18,8 @@ def corpus_rows(groups: int = 60, guide_step: int = 12) -> list[dict[str, Any]]:
     legal texts, sorted by id; each page its own URL, a few declaring another canonical."""
     pg = postgresql_pages()
     chosen = sorted({p.group for p in pg})[:groups]
-    pages = [p for p in pg if p.group in set(chosen)] + list(installation_guide_pages()[::guide_step])
+    guide = installation_guide_pages()[::guide_step]
+    pages = [p for p in pg if p.group in set(chosen)] + list(guide)
     rows: list[dict[str, Any]] = [
         {"id": p.doc_id, "url": f"https://docs.example/{p.doc_id}",
          "html": p.html.decode("utf-8", "replace")} for p in pages]
