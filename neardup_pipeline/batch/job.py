@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from neardup_pipeline.batch.candidates import candidate_pairs
+from neardup_pipeline.batch.candidates import cross_pairs, star_pairs
 from neardup_pipeline.batch.canonical import canonicals
-from neardup_pipeline.batch.components import components
+from neardup_pipeline.batch.components import Save, components
 from neardup_pipeline.batch.fingerprint import ERROR, REPEATED, UNREADABLE, fingerprint_table
 from neardup_pipeline.batch.read import kind_of, read_inputs
 from neardup_pipeline.batch.records import line_of, output_records, unreadable_records
@@ -101,21 +101,27 @@ def run(spark: Any, job: BatchJob,
     def timed(name: str) -> Iterator[None]:
         start = time.perf_counter()
         yield
-        summary.seconds[name] = round(time.perf_counter() - start, 3)
+        spent = time.perf_counter() - start
+        summary.seconds[name] = round(summary.seconds.get(name, 0.0) + spent, 3)
 
     config = job.config
     with timed("fingerprint"):
         docs = read_inputs(spark, job.inputs, job.partitions, index_reader)
         fps = stages.save("fingerprints", fingerprint_table(spark, docs, config))
     with timed("candidates"):
-        pairs, big = candidate_pairs(fps, job.bucket_limit)
+        pairs, big = star_pairs(fps, job.bucket_limit)
         pairs = stages.save("pairs", pairs)
         big = stages.save("oversized", big)
     with timed("verify"):
         edges = stages.save("edges", match_edges(pairs, fps, config))
     with timed("components"):
-        nodes = stages.save("components", components(
-            edges, lambda name, table: stages.save(f"rounds/{name}", table)))
+        first = stages.save("components-1", components(edges, rounds(stages, "first")))
+    with timed("candidates"):
+        more = stages.save("pairs-2", cross_pairs(fps, first, pairs, job.bucket_limit))
+    with timed("verify"):
+        edges = stages.save("edges-2", edges.unionByName(match_edges(more, fps, config)))
+    with timed("components"):
+        nodes = stages.save("components", components(edges, rounds(stages, "final")))
     with timed("canonical"):
         chosen = stages.save("canonicals", canonicals(fps, nodes, edges,
                                                       config.verdict.canonical_demote))
@@ -128,9 +134,14 @@ def run(spark: Any, job: BatchJob,
         if not stages.done("written"):
             write_output(spark, job, records, mark)
             stages.mark("written")
-    summarize(summary, fps, pairs, edges, big, records)
+    summarize(summary, fps, pairs.unionByName(more), edges, big, records)
     summary.reused = stages.reused
     return summary
+
+
+def rounds(stages: Stages, name: str) -> Save:
+    """Where one components run keeps its rounds."""
+    return lambda round_, table: stages.save(f"rounds-{name}/{round_}", table)
 
 
 def write_output(spark: Any, job: BatchJob, records: Any,

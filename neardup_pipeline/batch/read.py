@@ -75,13 +75,15 @@ def read_inputs(spark: Any, sources: Sequence[str], slices: int,
     warcs: list[tuple[int, str]] = []
     for number, source in enumerate(sources):
         kind = kind_of(source)
-        if kind != "es" and not Path(source).exists():
+        local = "://" not in source  # else a Hadoop file system's URI (hdfs://, s3a://)
+        if kind != "es" and local and not Path(source).exists():
             raise ConfigError(f"input {source!r} does not exist")
+        where = str(Path(source).resolve()) if local else source
         if kind == "jsonl":
-            lines = context.textFile(str(Path(source).resolve())).zipWithIndex()
+            lines = context.textFile(where).zipWithIndex()
             parts.append(lines.mapPartitions(_jsonl_rows(number, source)))
         elif kind == "parquet":
-            table = spark.read.parquet(str(Path(source).resolve()))
+            table = spark.read.parquet(where)
             columns = set(table.columns)
             if not {"id", "url"} & columns or not {"html", "text"} & columns:
                 raise ConfigError(
@@ -91,7 +93,10 @@ def read_inputs(spark: Any, sources: Sequence[str], slices: int,
             table = table.select(*[table[c].cast("string") for c in wanted])
             parts.append(table.rdd.zipWithIndex().mapPartitions(_record_rows(number, source)))
         elif kind == "warc":
-            warcs.append((number, str(Path(source).resolve())))
+            if not local:
+                raise ConfigError(f"{source}: WARC files are read from a path every executor "
+                                  "mounts, not a URI")
+            warcs.append((number, where))
         else:
             if es_reader is None:
                 raise ConfigError(f"{source}: Elasticsearch inputs need the es reader")
