@@ -3,10 +3,11 @@ one job on local[2], and per stage its seconds, docs/s, shuffle bytes, and the j
 memory (the driver-and-executor JVM's heap, and the resident memory of the whole process tree:
 JVM and Python workers).
 
-The documents: every page of the PostgreSQL manual (two releases), the Debian installation guide
-(9 architectures, 3 languages) and the multisite pages, each written as itself and as variants
-with a seeded share of its words replaced by words of other pages (1-8%), until N documents are
-written: real markup, real text, clusters of copies as a crawl meets them.
+The documents, as benchmarks/capacity.py makes them: the pages of the PostgreSQL manual (two
+releases), the Debian installation guide (9 architectures, 3 languages) and the multisite pages
+in turn, each with half its words replaced by words of other pages (a page of its own in a real
+page's markup), and one time in three a copy of a recent one with 1 % of its words replaced:
+real markup, real languages, a third of the pages near-duplicates.
 
 Usage (the machine's other work matters: run it niced, alone):
     nice -n 10 python benchmarks/batch_spark.py --docs 100000 --folder /tmp/batch-bench
@@ -36,6 +37,7 @@ from neardup_pipeline.config import NearDupConfig
 
 TEXT = re.compile(r">([^<]+)<")
 WORD = re.compile(r"\b\w{4,}\b")
+COPIES, RECENT = 1 / 3, 10_000
 STAGES = ("fingerprint", "candidates", "verify", "components", "canonical", "records", "write")
 
 
@@ -56,22 +58,27 @@ def variant(html: str, share: float, vocabulary: list[str], rng: random.Random) 
 
 
 def make_corpus(path: Path, docs: int, seed: int = 48) -> None:
+    """`docs` pages: each a real page with half its words replaced (a page of its own, in a
+    real page's markup and language), or, one time in three, a copy of one of the last 10,000
+    pages written with 1 % of its words replaced (a near-duplicate)."""
     rng = random.Random(seed)
     pages = originals()
     vocabulary = sorted({w for _, html in pages[:300] for w in WORD.findall(html)})
+    recent: list[tuple[str, str]] = []
     with path.open("w", encoding="utf-8") as out:
-        written, round_ = 0, 0
-        while written < docs:
-            for doc_id, html in pages:
-                if written >= docs:
-                    break
-                body = html if round_ == 0 else variant(html, rng.uniform(0.01, 0.08),
-                                                        vocabulary, rng)
-                name = f"v{round_}/{doc_id}"
-                out.write(json.dumps({"id": name, "url": f"https://bench.example/{name}",
-                                      "html": body}) + "\n")
-                written += 1
-            round_ += 1
+        for number in range(docs):
+            if recent and rng.random() < COPIES:
+                source, html = rng.choice(recent)
+                body = variant(html, 0.01, vocabulary, rng)
+            else:
+                source, html = pages[number % len(pages)]
+                body = variant(html, 0.5, vocabulary, rng)
+            name = f"{number}/{source}"
+            out.write(json.dumps({"id": name, "url": f"https://bench.example/{name}",
+                                  "html": body}) + "\n")
+            recent.append((source, body))
+            if len(recent) > RECENT:
+                recent.pop(rng.randrange(len(recent)))
 
 
 class PeakMemory(threading.Thread):

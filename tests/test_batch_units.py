@@ -4,6 +4,8 @@ apart, records and marks as dedup and hygiene write them, WARC files read."""
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 from itertools import combinations
 from pathlib import Path
 
@@ -128,3 +130,10 @@ def test_a_damaged_warc_keeps_what_came_before(tmp_path: Path) -> None:
     garbage = tmp_path / "not.warc"
     garbage.write_bytes(b"\x00\x01 not a warc file")
     assert [row["problem"] is not None for row in warc_rows(2, str(garbage))] == [True]
+
+
+def test_the_command_line_loads_no_spark() -> None:
+    """`neardup batch --help` (and every other command) starts without importing PySpark."""
+    found = subprocess.run([sys.executable, "-X", "importtime", "-m", "neardup_pipeline",
+                            "batch", "--help"], capture_output=True, text=True, check=True)
+    assert "--engine" in found.stdout and "pyspark" not in found.stderr

@@ -52,13 +52,17 @@ def fingerprint_rows(config: NearDupConfig) -> Any:
 
 
 def fingerprint_table(spark: Any, docs: Any, config: NearDupConfig) -> Any:
-    """Fingerprints with a node number each (the graph's vertex) and repeated ids marked."""
-    from pyspark.sql import Window
+    """Fingerprints with a node number each (the graph's vertex) and repeated ids marked. Only
+    the ids read more than once travel to be compared (Spark broadcasts them when they are
+    few), never the signatures."""
     from pyspark.sql import functions as F
 
     table = spark.createDataFrame(docs.rdd.mapPartitions(fingerprint_rows(config)), SCHEMA)
-    first = Window.partitionBy("doc_id").orderBy("position")
-    repeated = F.col("doc_id").isNotNull() & (F.row_number().over(first) > 1)
-    return (table.withColumn("status", F.when(repeated, F.lit(REPEATED))
-                             .otherwise(F.col("status")))
-            .withColumn("node", F.monotonically_increasing_id()))
+    repeats = (table.where(F.col("doc_id").isNotNull()).groupBy("doc_id")
+               .agg(F.min("position").alias("first"), F.count("*").alias("reads"))
+               .where(F.col("reads") > 1).select("doc_id", "first"))
+    marked = table.join(repeats, "doc_id", "left")
+    repeated = F.col("first").isNotNull() & (F.col("position") != F.col("first"))
+    return (marked.withColumn("status", F.when(repeated, F.lit(REPEATED))
+                              .otherwise(F.col("status")))
+            .drop("first").withColumn("node", F.monotonically_increasing_id()))

@@ -23,7 +23,6 @@ from neardup_pipeline.hygiene.fields import FieldSpec
 from neardup_pipeline.verdict.batch import batchable
 
 OutputFormat = Literal["jsonl", "parquet", "es"]
-FORMATS: tuple[str, ...] = ("jsonl", "parquet", "es")
 SHOWN_PROBLEMS = 10
 
 

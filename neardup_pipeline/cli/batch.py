@@ -6,16 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from neardup_pipeline.cli import options
 from neardup_pipeline.cli.commands import about
-from neardup_pipeline.cli.options import (
-    add_es_connection_options,
-    add_field_options,
-    add_method_options,
-    at_least,
-    config_from_args,
-    es_settings,
-    field_spec,
-)
 
 ENGINES = ("spark",)
 FORMATS = ("jsonl", "parquet", "es")
@@ -38,18 +30,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        help="the engine that runs the job (default: spark)")
     batch.add_argument("--master", metavar="URL",
                        help="Spark master (default: local[2], or spark-submit's)")
-    batch.add_argument("--partitions", type=at_least(1), default=8, metavar="N",
+    batch.add_argument("--partitions", type=options.at_least(1), default=8, metavar="N",
                        help="shuffle partitions, and Elasticsearch slices (default: 8; about "
                        "2-4 per executor core)")
-    batch.add_argument("--max-bucket", type=at_least(2), default=1000, metavar="N",
+    batch.add_argument("--max-bucket", type=options.at_least(2), default=1000, metavar="N",
                        help="pages of one lookup key compared pair by pair; a larger bucket "
                        "is cut in blocks joined through their first pages (default: 1000)")
     batch.add_argument("--work", metavar="DIR",
                        help="where each stage is kept for a resumed run (default: OUT.stages; "
                        "a shared file system on a cluster)")
-    add_field_options(batch)
-    add_method_options(batch)
-    add_es_connection_options(batch)
+    options.add_field_options(batch)
+    options.add_method_options(batch)
+    options.add_es_connection_options(batch)
     batch.set_defaults(func=cmd_batch)
 
 
@@ -57,14 +49,14 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from neardup_pipeline.batch.job import BatchJob, run
     from neardup_pipeline.batch.session import spark_session
 
-    config = config_from_args(args)
-    config = config.replace(elastic=es_settings(args, config.elastic))
+    config = options.config_from_args(args)
+    config = config.replace(elastic=options.es_settings(args, config.elastic))
     output = str(args.output).rstrip("/")
     work = args.work or (f"{output}.stages" if args.output_format != "es"
                          else f"neardup-batch-{output.rsplit('/', 1)[-1]}.stages")
     job = BatchJob(tuple(args.inputs), output, args.output_format, work, config,
                    bucket_limit=args.max_bucket, partitions=args.partitions,
-                   fields=field_spec(args))
+                   fields=options.field_spec(args))
     job.check()
     spark = spark_session(args.master, args.partitions)
     reader = mark = None
