@@ -132,6 +132,9 @@ def test_a_killed_job_resumes_to_dedups_output(spark: Any, corpus: dict[str, Any
     assert read_lines(out) == corpus["dedup"]
     with pytest.raises(ConfigError, match="another job's stages"):
         run(spark, BatchJob((str(corpus["source"]),), str(out), "parquet", str(work), config))
+    with pytest.raises(ConfigError, match="exists: a batch job writes a folder of its own"):
+        run(spark, BatchJob((str(corpus["source"]),), str(tmp_path), "jsonl",
+                            str(tmp_path / "new-work"), config))
 
 
 def test_an_index_is_read_in_slices_and_marked(spark: Any, corpus: dict[str, Any],

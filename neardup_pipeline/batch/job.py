@@ -14,7 +14,7 @@ from neardup_pipeline.batch.components import Save, components
 from neardup_pipeline.batch.fingerprint import ERROR, REPEATED, UNREADABLE, fingerprint_table
 from neardup_pipeline.batch.read import kind_of, read_inputs
 from neardup_pipeline.batch.records import line_of, output_records, unreadable_records
-from neardup_pipeline.batch.resume import Stages
+from neardup_pipeline.batch.resume import Stages, exists, started
 from neardup_pipeline.batch.verify import match_edges
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import ConfigError
@@ -93,6 +93,9 @@ def run(spark: Any, job: BatchJob,
         mark: Callable[[Any], None] | None = None) -> Summary:
     """Run (or resume) `job`; `index_reader` reads Elasticsearch inputs, `mark` writes an
     index's marks (elastic.py: their client stays out of a job without them)."""
+    if job.output_format != "es" and not started(spark, job.work) and exists(spark, job.output):
+        raise ConfigError(f"{job.output} exists: a batch job writes a folder of its own and "
+                          "would replace what is there; give another -o, or remove it")
     stages = Stages(spark, job.work, job.identity())
     summary = Summary()
 

@@ -19,16 +19,24 @@ def identity_digest(identity: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
 
+def exists(spark: Any, path: str) -> bool:
+    """Whether `path` exists on its Hadoop file system (local, hdfs://, s3a://)."""
+    jvm = spark.sparkContext._jvm
+    where = jvm.org.apache.hadoop.fs.Path(path)
+    return bool(where.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(where))
+
+
+def started(spark: Any, work: str) -> bool:
+    """Whether a job keeps its stages in `work` already."""
+    return exists(spark, f"{work.rstrip('/')}/{IDENTITY}")
+
+
 class Stages:
     """The work folder of one job (any Hadoop file system path: local, hdfs://, s3a://)."""
 
     def __init__(self, spark: Any, work: str, identity: dict[str, Any]) -> None:
         self.spark, self.work = spark, work.rstrip("/")
         self.reused: list[str] = []  # stages found done, not run again
-        jvm = spark.sparkContext._jvm
-        self._path = jvm.org.apache.hadoop.fs.Path
-        self._fs = self._path(self.work).getFileSystem(
-            spark.sparkContext._jsc.hadoopConfiguration())
         digest = identity_digest(identity)
         marker = self.path(IDENTITY)
         if self.exists(marker):
@@ -46,7 +54,7 @@ class Stages:
         return f"{self.work}/{name}"
 
     def exists(self, path: str) -> bool:
-        return bool(self._fs.exists(self._path(path)))
+        return exists(self.spark, path)
 
     def done(self, name: str) -> bool:
         return self.exists(f"{self.path(name)}/{DONE}")
