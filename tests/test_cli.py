@@ -307,7 +307,7 @@ def test_each_command_lives_in_its_own_module(capsys: pytest.CaptureFixture[str]
     listed = capsys.readouterr().out
     names = list(COMMANDS)
     assert names == ["dedup", "compare", "crawl", "anchors", "eval", "search", "stats", "report",
-                     "reuse", "hygiene", "es"]
+                     "reuse", "hygiene", "batch", "es"]
     assert [home.rsplit(".", 1)[1] for home, _ in COMMANDS.values()] == names
     assert "{" + ",".join(names) + "}" in listed
     for _, about in COMMANDS.values():

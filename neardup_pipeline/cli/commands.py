@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "which sources a text copied, and which passages (character offsets)"),
     "hygiene": ("neardup_pipeline.cli.hygiene",
                 "mark the near-duplicates of an existing Elasticsearch index"),
+    "batch": ("neardup_pipeline.cli.batch",
+              "near-duplicates of a whole collection on Spark (JSONL, Parquet, WARC, an index)"),
     "es": ("neardup_pipeline.cli.es", "Elasticsearch administration (index templates)"),
 }
 

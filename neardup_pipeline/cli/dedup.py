@@ -35,6 +35,7 @@ from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.methods.rarewords import RarewordsSettings
 from neardup_pipeline.parallel.offload import FingerprintWorkers, can_offload
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
+from neardup_pipeline.verdict.verdict import verdict_record
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -355,18 +356,3 @@ def learn_frequencies(dedup: Deduplicator, path: Path) -> None:
                     dedup.learn(parse_document(line))
                 except InputError:
                     continue
-
-
-def verdict_record(verdict: Verdict) -> dict[str, Any]:
-    """The output line of docs/design.md; `status` only for a document that was not checked."""
-    record: dict[str, Any] = {
-        "id": verdict.doc_id,
-        "duplicate_of": verdict.duplicate_of,
-        "similarity": verdict.similarity,
-        "method": verdict.method,
-        "cluster": verdict.cluster or verdict.doc_id,
-        "canonical": verdict.status == "ok" and verdict.canonical in (None, verdict.doc_id),
-    }
-    if verdict.status != "ok":
-        record["status"] = verdict.status
-    return record

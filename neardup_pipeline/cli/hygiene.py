@@ -16,13 +16,14 @@ from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.options import (
     add_es_options,
     add_es_template_option,
+    add_field_options,
     add_method_options,
     at_least,
     config_from_args,
     es_settings,
+    field_spec,
 )
 from neardup_pipeline.errors import ConfigError, NearDupError, ReportError
-from neardup_pipeline.hygiene.fields import ID_FIELD, FieldSpec
 from neardup_pipeline.hygiene.options import HygieneOptions, RunResult
 from neardup_pipeline.hygiene.run import run_hygiene
 
@@ -40,14 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_es_options(hygiene, required=True)
     add_es_template_option(hygiene)
     hygiene.add_argument("--index", required=True, help="the content index to check")
-    field = hygiene.add_mutually_exclusive_group()
-    field.add_argument("--html-field", metavar="F", help="the field holding each page's HTML "
-                       "(default: html)")
-    field.add_argument("--text-field", metavar="F", help="the field holding plain text instead")
-    hygiene.add_argument("--url-field", default="url", metavar="F",
-                         help="the page's URL, for declared canonicals (default: url; '' for none)")
-    hygiene.add_argument("--id-field", default=ID_FIELD, metavar="F",
-                         help="what names a document in neardup_of and --into (default: _id)")
+    add_field_options(hygiene)
     add_method_options(hygiene)
     hygiene.add_argument(
         "--into", metavar="SIDE_INDEX",
@@ -98,12 +92,7 @@ def options_from_args(args: argparse.Namespace) -> HygieneOptions:
         elastic = dataclasses.replace(elastic, request_timeout=BULK_TIMEOUT,
                                       retry_seconds=max(elastic.retry_seconds, BULK_TIMEOUT))
     config = config.replace(elastic=elastic)
-    spec = FieldSpec(
-        content=args.text_field or args.html_field or "html",
-        kind="text" if args.text_field else "html",
-        url=args.url_field or None,
-        id=args.id_field,
-    )
+    spec = field_spec(args)
     return HygieneOptions(
         url=args.es, index=args.index, config=config, spec=spec, into=args.into,
         fingerprint_index=args.fingerprint_index, processes=args.processes,

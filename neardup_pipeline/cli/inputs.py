@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,34 +10,12 @@ from urllib.parse import unquote, urlparse
 
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import InputError
+from neardup_pipeline.feed import parse_document
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 
+__all__ = ["corpus_documents", "load_document", "open_input", "open_output", "parse_document"]
+
 TEXT_SUFFIXES = (".html", ".htm", ".xhtml", ".txt", ".text")
-
-
-def parse_document(line: str) -> Document:
-    """One JSONL line -> Document; a clear InputError for anything else.
-
-    The id is `id`, else `url`: the pipeline's own feed names its pages by URL."""
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        reason = exc.msg.removesuffix(" at")  # json's "Invalid control character at"
-        raise InputError(f"not JSON ({reason} at column {exc.colno})") from None
-    if not isinstance(obj, dict):
-        raise InputError("not a JSON object")
-    doc_id = obj.get("id")
-    if doc_id is None:
-        doc_id = obj.get("url")
-    if doc_id is None or isinstance(doc_id, (dict, list)) or str(doc_id) == "":
-        raise InputError("missing 'id' (and no 'url' to name the document by)")
-    html, text = obj.get("html"), obj.get("text")
-    if not isinstance(html, (str, type(None))) or not isinstance(text, (str, type(None))):
-        raise InputError("'html' and 'text' must be strings")
-    if html is None and text is None:
-        raise InputError(f"document {doc_id!r} has neither 'html' nor 'text'")
-    url = obj.get("url")
-    return Document(str(doc_id), html=html, text=text, url=str(url) if url else None)
 
 
 def load_document(ref: str) -> Document:

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neardup_pipeline.config import METHOD_CHOICES, NearDupConfig
 from neardup_pipeline.index.elastic.credentials import url_credentials
@@ -20,6 +20,9 @@ from neardup_pipeline.methods.minhash import MODES, MinhashSettings
 from neardup_pipeline.methods.simhash import SimhashSettings
 from neardup_pipeline.sketch.settings import HASH_NAMES, SketchSettings
 from neardup_pipeline.text.settings import CONTENTS, TextSettings
+
+if TYPE_CHECKING:
+    from neardup_pipeline.hygiene.fields import FieldSpec
 
 DEFAULT_PAGES_INDEX = "neardup-pages"
 
@@ -223,3 +226,30 @@ def at_least(minimum: int) -> Callable[[str], int]:
         return number
 
     return parse
+
+
+def add_field_options(parser: argparse.ArgumentParser) -> None:
+    """Which fields of an Elasticsearch content index hold each page (hygiene, batch; imported
+    here, not by the commands that never read an index)."""
+    from neardup_pipeline.hygiene.fields import ID_FIELD
+
+    field = parser.add_mutually_exclusive_group()
+    field.add_argument("--html-field", metavar="F", help="the field holding each page's HTML "
+                       "(default: html)")
+    field.add_argument("--text-field", metavar="F", help="the field holding plain text instead")
+    parser.add_argument("--url-field", default="url", metavar="F",
+                        help="the page's URL, for declared canonicals (default: url; '' for none)")
+    parser.add_argument("--id-field", default=ID_FIELD, metavar="F",
+                        help="what names a document in neardup_of and --into (default: _id)")
+
+
+def field_spec(args: argparse.Namespace) -> FieldSpec:
+    """The fields `add_field_options` named."""
+    from neardup_pipeline.hygiene.fields import FieldSpec
+
+    return FieldSpec(
+        content=args.text_field or args.html_field or "html",
+        kind="text" if args.text_field else "html",
+        url=args.url_field or None,
+        id=args.id_field,
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 VerdictStatus = Literal["ok", "no_text", "not_html", "error", "unchecked"]
 
@@ -50,3 +50,18 @@ class Verdict:
 def not_compared(doc_id: str, status: Literal["no_text", "not_html"]) -> Verdict:
     """The verdict of a document whose fingerprint has no words: kept, never compared."""
     return Verdict(doc_id, status, reason=NOT_COMPARED[status])
+
+
+def verdict_record(verdict: Verdict) -> dict[str, Any]:
+    """The output line of docs/design.md; `status` only for a document that was not checked."""
+    record: dict[str, Any] = {
+        "id": verdict.doc_id,
+        "duplicate_of": verdict.duplicate_of,
+        "similarity": verdict.similarity,
+        "method": verdict.method,
+        "cluster": verdict.cluster or verdict.doc_id,
+        "canonical": verdict.status == "ok" and verdict.canonical in (None, verdict.doc_id),
+    }
+    if verdict.status != "ok":
+        record["status"] = verdict.status
+    return record
