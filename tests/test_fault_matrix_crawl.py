@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from elasticsearch import Elasticsearch
 from itemadapter import ItemAdapter
 from scrapy.utils.defer import deferred_f_from_coro_f
 
@@ -37,7 +36,7 @@ from neardup_pipeline.scrapy.stats import INCOMPLETE_REASON
 from tests import test_reliability as reliability
 from tests.crawl_harness import CrawlResult
 from tests.es_server import Server, free_port, own_server
-from tests.faults import Http429Proxy, fill, small_tmpfs
+from tests.faults import Http429Proxy, fill, flood_stage, small_tmpfs, write_block
 from tests.test_reliability import (
     COPIES,
     INNER,
@@ -127,14 +126,6 @@ def es_settings(server_url: str, tmp_path: Path) -> dict[str, Any]:
     return {"NEARDUP_BACKEND": server_url, "NEARDUP_ES_BULK_SIZE": 4, **names(tmp_path)}
 
 
-def put_settings(url: str, index: str, settings: dict[str, Any]) -> None:
-    client = Elasticsearch(url, request_timeout=30)
-    try:
-        client.indices.put_settings(index=index, settings=settings)
-    finally:
-        client.close()
-
-
 # --- Elasticsearch: an index block -------------------------------------------------------------
 
 
@@ -164,8 +155,7 @@ async def test_es_write_block(
     the writes; finish reason neardup_incomplete. Lifted, the next crawl replays all of it."""
     extra = es_settings(fault_es.url, tmp_path)
     index = extra["NEARDUP_FINGERPRINT_INDEX"]
-    site.actions["/o4"] = after(site, 5, lambda: put_settings(
-        fault_es.url, index, {"index.blocks.write": True}))
+    site.actions["/o4"] = after(site, 5, lambda: write_block(fault_es.url, index, True))
     caplog.set_level(logging.INFO)
     result = await crawl(site.base, site, **extra)
     report("es write block", result, site)
@@ -180,7 +170,7 @@ async def test_es_write_block(
     first_errors = len(errors_of(caplog))
     late = replayed_duplicates(caplog)
 
-    put_settings(fault_es.url, index, {"index.blocks.write": None})  # the fix the ERROR names
+    write_block(fault_es.url, index, False)  # the fix the ERROR names
     await assert_next_crawl_completes(
         site, extra, result, unchecked, late, caplog, lambda: es_count(fault_es.url, index))
     print(f"\n[es write block] {len(unchecked)} unchecked, {first_errors} ERROR: {message}")
@@ -195,8 +185,7 @@ async def test_es_flood_stage_block(
     spooled; the ERROR names the block and both fixes. Freed, the next crawl replays."""
     extra = es_settings(fault_es.url, tmp_path)
     index = extra["NEARDUP_FINGERPRINT_INDEX"]
-    flood = {"index.blocks.read_only_allow_delete": True}
-    site.actions["/o4"] = after(site, 5, lambda: put_settings(fault_es.url, f"{index}*", flood))
+    site.actions["/o4"] = after(site, 5, lambda: flood_stage(fault_es.url, f"{index}*", True))
     caplog.set_level(logging.INFO)
     # a re-probe every 2 s: each one meets the block again
     result = await crawl(site.base, site, NEARDUP_ES_REPROBE_SECONDS=2.0, **extra)
@@ -207,7 +196,7 @@ async def test_es_flood_stage_block(
                                      '"index.blocks.read_only_allow_delete": null')
 
     late = replayed_duplicates(caplog)
-    put_settings(fault_es.url, f"{index}*", {"index.blocks.read_only_allow_delete": None})
+    flood_stage(fault_es.url, f"{index}*", False)
     await assert_next_crawl_completes(
         site, extra, result, unchecked, late, caplog, lambda: es_count(fault_es.url, index))
     print(f"\n[es flood stage] {len(unchecked)} unchecked: {message}")
