@@ -33,7 +33,6 @@ from neardup_pipeline.index.elastic.templates import IndexSpec, prepare_index
 
 _MGET_CHUNK = 1_000
 _LAST_READ_SECONDS = 1.0  # how old a read the next call may take over
-_UNKNOWN: Any = object()
 
 
 class ElasticClusters:
@@ -45,7 +44,7 @@ class ElasticClusters:
         self._ready = False
         self._parents: dict[str, str] = {}  # links read or written: each leads to an ancestor
         self._lock = threading.Lock()
-        self._last = threading.local()  # per thread: the canonicals the last `roots` read
+        self._last = threading.local()  # per thread: the roots the last `roots` confirmed
 
     def _ensure_ready(self) -> None:
         if not self._ready:
@@ -113,7 +112,8 @@ class ElasticClusters:
         self._last.docs = {n: d for n, d in docs.items() if n not in names} if names else {}
 
     def offer(self, root: str, offer: Offer) -> None:
-        known = self._recent().get(root, _UNKNOWN)
+        recent = self._recent()
+        read = (recent[root] or {}) if root in recent else None  # {}: read, and absent
         self._forget_recent(root)
 
         def better(held: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -121,7 +121,7 @@ class ElasticClusters:
                 return None
             return {"kind": "canonical", "root": root, "rank": offer[0], "doc_id": offer[1]}
 
-        self._update(f"c:{root}", better, None if known is _UNKNOWN else (known,))
+        self._update(f"c:{root}", better, read)
 
     def reset(self, root: str, offer: Offer | None) -> None:
         self._forget_recent()
@@ -151,16 +151,15 @@ class ElasticClusters:
 
     def _update(self, key: str, change: Callable[[dict[str, Any] | None],
                                                  dict[str, Any] | None],
-                read: tuple[dict[str, Any] | None] | None = None) -> None:
+                read: dict[str, Any] | None = None) -> None:
         """Write `change(held)` over the document `key` unless it returns None; a concurrent
         write in between makes the write fail, and it is read and changed again. `read`: the
-        document as just read (None inside: absent), tried before reading it."""
+        document as just read (`{}`: absent), tried before reading it."""
         self._ensure_ready()
         client = self._connection.client
         while True:
             if read is not None:
-                body: Any = read[0] or {}
-                read = None
+                body, read = read, None
             else:
                 body = self._connection.call(partial(
                     client.options(ignore_status=404).get, index=self.index, id=es_id(key),

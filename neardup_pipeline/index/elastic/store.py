@@ -255,11 +255,12 @@ class ElasticIndex(ClosesOnExit):
         `fetch_stripped` reads them from the fingerprint index for the caller, else they are
         left out. Lock held (or in the constructor)."""
         learned: list[IndexEntry] = []
+        wanted = [i for r in records if r.stripped for i in r.ids] if fetch_stripped else []
+        stored = {source["doc_id"]: entry_from(source)  # every stripped record's, one mget
+                  for source in self._reader.sources(list(dict.fromkeys(wanted)))}
         for record in records:
             if record.stripped:
                 if fetch_stripped:
-                    stored = {source["doc_id"]: entry_from(source)
-                              for source in self._reader.sources(list(dict.fromkeys(record.ids)))}
                     learned += [stored[i] for i in record.ids if i in stored]
                 self._peer_flushed[record.writer] = max(
                     record.slot, self._peer_flushed.get(record.writer, 0))
