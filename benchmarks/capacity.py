@@ -72,7 +72,7 @@ from neardup_pipeline.index.base import IndexEntry
 from neardup_pipeline.index.elastic.documents import es_id, fingerprint_source, page_source
 from neardup_pipeline.index.elastic.store import ElasticIndex
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.methods.bag import BagSignature
+from neardup_pipeline.methods.bag import MINIMUM_BITS, WORD_BITS, BagSignature
 from neardup_pipeline.methods.contract import lookup_keys
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 
@@ -91,12 +91,20 @@ def splitmix(value: int) -> int:
     return z ^ (z >> 31)
 
 
-def mix(values: np.ndarray, key: int) -> np.ndarray:
-    """`splitmix(v ^ key)` of each uint64 (wrapping multiplication): a seeded bijection."""
+def mix(values: np.ndarray, key: int, bits: int = 64) -> np.ndarray:
+    """A seeded bijection of `bits`-bit values (splitmix64's finaliser for 64; for fewer bits a
+    multiply-xorshift within that width), as the stored hash of each width is remapped."""
     z = values.astype(np.uint64) ^ np.uint64(key)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    if bits == 64:
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+    mask, half = np.uint64((1 << bits) - 1), np.uint64(bits // 2)
+    z &= mask
+    z = (z * np.uint64(0xBF58476D1CE4E5B9)) & mask  # odd: a bijection mod 2^bits
+    z ^= z >> half
+    z = (z * np.uint64(0x94D049BB133111EB)) & mask
+    return z ^ (z >> half)
 
 
 def seed_key(seed: int, salt: int = 0) -> int:
@@ -132,15 +140,16 @@ class Deriver:
         out: dict[str, Any] = {}
         for name, sig in decoded.items():
             if isinstance(sig, BagSignature):
-                words = mix(sig.words, key)
+                words = mix(sig.words, key, WORD_BITS)
                 order = np.argsort(words, kind="stable")  # stored sorted, as bag_of makes them
                 code = np.uint16(seed_key(seed, 1) & 0xFFFF)
                 out[name] = replace(
                     sig, words=words[order], weights=sig.weights[order],
-                    minimums=mix(sig.minimums, key), order=mix(sig.order, key),
-                    sequence=sig.sequence ^ code, subject=mix(sig.subject, key),
+                    minimums=mix(sig.minimums, key, MINIMUM_BITS),
+                    order=mix(sig.order, key, MINIMUM_BITS),
+                    sequence=sig.sequence ^ code, subject=mix(sig.subject, key, WORD_BITS),
                     site=splitmix(sig.site ^ key) if sig.site else 0,
-                    region=mix(sig.region, key),
+                    region=mix(sig.region, key, MINIMUM_BITS),
                 )
             elif isinstance(sig, int):  # simhash: xor keeps every Hamming distance
                 out[name] = sig ^ seed_key(seed, 2)

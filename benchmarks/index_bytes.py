@@ -7,7 +7,7 @@ per Elasticsearch index neardup made (fingerprints, write log, clusters), the pr
 size after a force-merge to one segment, over the pages checked; for SQLite the file's size
 after VACUUM (the `.simhash` folder included when there is one).
 
-Usage: python benchmarks/index_bytes.py --es-url URL [--corpus postgresql multisite]
+Usage: python benchmarks/index_bytes.py --es-url URL [--corpus postgresql multisite] [--fields]
 """
 
 from __future__ import annotations
@@ -69,6 +69,14 @@ def es_bytes(client: Elasticsearch, index: str) -> dict[str, int]:
     return {n: int(stats[n]["primaries"]["store"]["size_in_bytes"]) for n in stats}
 
 
+def field_bytes(client: Elasticsearch, index: str) -> dict[str, int]:
+    """Bytes per field of one index (the `_disk_usage` analysis: inverted index, stored fields
+    (`_source`, `_id`), doc values, points), largest first."""
+    usage = client.indices.disk_usage(index=index, run_expensive_tasks=True)[index]["fields"]
+    sizes = {name: int(field["total_in_bytes"]) for name, field in usage.items()}
+    return dict(sorted(sizes.items(), key=lambda item: -item[1]))
+
+
 def sqlite_bytes(path: Path) -> int:
     with sqlite3.connect(path) as db:
         db.execute("VACUUM")
@@ -87,6 +95,8 @@ def main() -> None:
     parser.add_argument("--corpus", nargs="+", default=["postgresql", "multisite"],
                         choices=["postgresql", "multisite"])
     parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--fields", action="store_true",
+                        help="also print the fingerprint index's bytes a page per field")
     args = parser.parse_args()
     print(measured_at())
     client = Elasticsearch(args.es_url, request_timeout=600)
@@ -108,6 +118,10 @@ def main() -> None:
                 for n, size in sizes.items():
                     print(f"| {name} | {pages} | elasticsearch | {n.replace(index, 'INDEX')} "
                           f"| {size:,} | {size / pages:,.0f} | {es_seconds:.1f} |")
+                if args.fields:
+                    for field, size in field_bytes(client, index).items():
+                        print(f"| {name} | {pages} | elasticsearch | INDEX field {field} "
+                              f"| {size:,} | {size / pages:,.0f} | |")
                 total = sum(sizes.values())
                 print(f"| {name} | {pages} | elasticsearch | all | {total:,} "
                       f"| {total / pages:,.0f} | {es_seconds:.1f} |")

@@ -214,6 +214,18 @@ def params_mismatch(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str
     return f"{shown}; and {more} more" if more > 0 else shown
 
 
+def layout_changed(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Whether two parameter sets store signatures in different layouts (a method's `stored`
+    parameters): such an index cannot be read at all, whatever settings are given."""
+    def layouts(params: Mapping[str, Any]) -> dict[str, Any]:
+        methods = params.get("methods")
+        if not isinstance(methods, Mapping):
+            return {}
+        return {name: p.get("stored") for name, p in methods.items() if isinstance(p, Mapping)}
+    mine, theirs = layouts(stored), layouts(wanted)
+    return any(mine[name] != theirs[name] for name in mine.keys() & theirs.keys())
+
+
 _SHOWN_DIFFERENCES = 4
 _SHOWN_VALUE_CHARS = 40
 

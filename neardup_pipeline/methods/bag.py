@@ -41,14 +41,17 @@ the original is sampled in every page holding it), and two consecutive samples m
 
 from __future__ import annotations
 
+import binascii
 import dataclasses
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
+import pybase64
 import xxhash
 
 from neardup_pipeline.errors import ConfigError
@@ -66,7 +69,6 @@ from neardup_pipeline.methods.reword import Codes, RewordRule, edit_pattern, wor
 from neardup_pipeline.setting import doc
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
-from neardup_pipeline.sketch.stored import array_text, text_array
 from neardup_pipeline.text.subject import F64Array, leans_on_own_subject
 
 try:  # passage keys in one C loop (setup.py); without a compiler, numpy below
@@ -77,6 +79,12 @@ except ImportError:  # pragma: no cover - a build without the extension
 F32Array = npt.NDArray[np.float32]
 
 WORD_SET_HASHES = 84  # minimums of the word set, as many as Broder's shingles: 21 bands of 4
+# What the bag keeps of a word's 64-bit hash: two pages of a few thousand distinct words each
+# share a 32-bit key by chance about once in a thousand comparisons, and a shared key moves a
+# weighted Jaccard by one word's weight.
+WORD_BITS = 32
+MINIMUM_BITS = 16  # b-bit minwise hashing (`bit_minimums`)
+MAX_COUNT = 255  # term counts stop here (a byte a word): weights up to 1 + ln(255)
 ORDER_SHINGLE_WORDS = 3  # the word-order check compares 3-word shingles
 # Containment across sites needs a passage to be contained: a page of fewer distinct words (a
 # notice, a caption) is found inside many pages that merely quote it.
@@ -134,20 +142,48 @@ class BagSignature:
         return hash(self.words.tobytes())
 
 
-def word_keys(words: Sequence[str], hasher: ShingleHasher) -> U64Array:
-    """The bag's hash of each word. Word fingerprints are Rabin residues, linear and (for short
+def word_hashes(words: Sequence[str], hasher: ShingleHasher) -> U64Array:
+    """Each word's 64-bit hash. Word fingerprints are Rabin residues, linear and (for short
     words) the bytes themselves: a bijective finaliser makes their bits fit for min-wise hashing."""
     return _fmix64(hasher.word_hashes(words))
+
+
+def word_keys(words: Sequence[str], hasher: ShingleHasher) -> U64Array:
+    """The bag's key of each word: the top WORD_BITS of its hash."""
+    return bag_words(word_hashes(words, hasher))
+
+
+def bag_words(hashes: U64Array) -> U64Array:
+    """Word hashes as the bag keeps them: their top WORD_BITS (sorted order kept)."""
+    return hashes >> np.uint64(64 - WORD_BITS)
+
+
+def bit_minimums(values: U64Array, a: U64Array, b: U64Array) -> U64Array:
+    """The MinHash signature of `values` as b-bit minwise hashing keeps it (Li & Koenig, "b-Bit
+    Minwise Hashing", 2010): each minimum's top MINIMUM_BITS. Two unequal minimums agree by
+    chance 1 time in 2^MINIMUM_BITS, which lifts a resemblance estimate by that much of the
+    unshared share; a band of four is a 64-bit key."""
+    return min_hashes(values, a, b) >> np.uint64(64 - MINIMUM_BITS)
 
 
 def bag_of(word_hashes: U64Array, max_words: int) -> tuple[U64Array, F32Array]:
     """Distinct words and weights 1 + ln(tf); a long page keeps its `max_words` smallest hashes
     (a consistent sample: two copies keep the same words)."""
     words, counts = distinct_words(word_hashes)
-    weights = (1.0 + np.log(counts)).astype(np.float32)
+    weights = tf_weights(np.minimum(counts, MAX_COUNT))
     if words.size > max_words:
         words, weights = words[:max_words], weights[:max_words]
     return words, weights
+
+
+def tf_weights(counts: npt.NDArray[np.integer]) -> F32Array:
+    """Log-TF weights 1 + ln(tf) of term counts."""
+    return (1.0 + np.log(counts.astype(np.float64))).astype(np.float32)
+
+
+def tf_counts(weights: F32Array) -> npt.NDArray[np.uint8]:
+    """The term counts behind log-TF weights (`tf_weights` reversed), as stored."""
+    return np.rint(np.exp(weights.astype(np.float64) - 1.0)).astype(np.uint8)
 
 
 def weighted_jaccard(a: BagSignature, b: BagSignature) -> float:
@@ -323,7 +359,7 @@ class BagSettings:
         ),
     )
     passage_sample: int = field(
-        default=16,
+        default=32,
         metadata=doc(
             "Containment across sites, lookup: one 3-word run in this many is sampled (by its "
             "hash) and each two consecutive samples are a key, so an article inside a longer "
@@ -364,7 +400,7 @@ class BagMethod:
     reword_words: int = 2048  # words kept in order for the rewording check
     site_containment: float = 0.7  # > 0: pages of two sites match by containment (see above)
     site_order: float = 0.7
-    passage_sample: int = 16  # > 0: passage keys, one 3-word run in this many sampled
+    passage_sample: int = 32  # > 0: passage keys, one 3-word run in this many sampled
     seed: int = 19970101
     name: str = "bag"
 
@@ -380,6 +416,8 @@ class BagMethod:
         return {"threshold": self.threshold, "hashes": self.hashes, "bands": self.bands,
                 "family": f"a*fmix64(x)+b v{FAMILY_VERSION}",
                 "max_words": self.max_words, "seed": self.seed, "weights": "1+ln(tf)",
+                "stored": {"layout": PACK_VERSION, "word_bits": WORD_BITS,
+                           "minimum_bits": MINIMUM_BITS, "max_count": MAX_COUNT},
                 "order_threshold": self.order_threshold, "order_shingle": self.order_shingle,
                 "topic_shift": 0.0,  # no topic-shift check: the indexes' parameters keep it
                 "subject": {"margin": self.subject_margin,
@@ -396,12 +434,12 @@ class BagMethod:
                         "key": "consecutive sampled pair"}}}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> BagSignature:
-        hashes = word_keys(words, hasher)
-        bag, weights = bag_of(hashes, self.max_words)
+        hashes = word_hashes(words, hasher)
+        bag, weights = bag_of(bag_words(hashes), self.max_words)
         a, b = self._family
         shingles = hasher.shingle_hashes(words, self.order_shingle)
         return BagSignature(
-            bag, weights, min_hashes(bag, a, b), min_hashes(shingles, a, b),
+            bag, weights, bit_minimums(bag, a, b), bit_minimums(shingles, a, b),
             word_codes(hashes, self.reword_words),
         )
 
@@ -423,7 +461,7 @@ class BagMethod:
         minimums = signature.region
         if len(region) >= MIN_REGION_WORDS:
             words, _ = bag_of(word_keys(region, hasher), self.max_words)
-            minimums = min_hashes(words, *self._family)
+            minimums = bit_minimums(words, *self._family)
         return dataclasses.replace(signature, site=_site_hash(site), region=minimums,
                                    region_words=len(region) if minimums.size else 0)
 
@@ -448,32 +486,13 @@ class BagMethod:
             keys += passage_keys(signature.sequence, self.passage_sample)
         return keys
 
-    def encode(self, signature: BagSignature) -> dict[str, str]:
-        return {
-            "words": array_text(signature.words.astype(">u8")),
-            "weights": array_text(signature.weights.astype(">f2")),  # 3 significant digits suffice
-            "minimums": array_text(signature.minimums.astype(">u8")),
-            "order": array_text(signature.order.astype(">u8")),
-            "sequence": array_text(signature.sequence.astype(">u2")),
-            "subject": array_text(signature.subject.astype(">u8")),
-            "site": f"{signature.site:016x}",
-            "region": array_text(signature.region.astype(">u8")),
-            "region_words": str(signature.region_words),
-        }
+    def encode(self, signature: BagSignature) -> str:
+        return pack_signature(signature)
 
     def decode(self, stored: object) -> BagSignature:
-        assert isinstance(stored, dict)
-        return BagSignature(
-            text_array(stored["words"], ">u8", np.uint64),
-            text_array(stored["weights"], ">f2", np.float32),
-            text_array(stored["minimums"], ">u8", np.uint64),
-            text_array(stored["order"], ">u8", np.uint64),
-            text_array(stored["sequence"], ">u2", np.uint16),
-            text_array(stored.get("subject", ""), ">u8", np.uint64),
-            int(stored.get("site", "0"), 16),
-            text_array(stored.get("region", ""), ">u8", np.uint64),
-            int(stored.get("region_words", "0")),
-        )
+        if not isinstance(stored, str):
+            raise ValueError("a bag signature is stored as one packed string")
+        return unpack_signature(stored)
 
     def similarity(self, a: BagSignature, b: BagSignature) -> float:
         return weighted_jaccard(a, b)
@@ -530,6 +549,55 @@ class BagMethod:
             "containment": round(contained(a, b, self.max_words), 4),
             "sequence_containment": round(sequence_contained(a.sequence, b.sequence), 4),
         }
+
+
+# The packed signature: a version byte, the arrays' lengths, the region's word count and the
+# site, then the arrays, little-endian (`pack_signature`).
+PACK_VERSION = 3
+_HEADER = struct.Struct("<BIIHHHBIQ")
+
+
+def pack_signature(signature: BagSignature) -> str:
+    """The signature as stored: one base64 string of its packed bytes (words as 32-bit keys,
+    term counts as bytes, minimums as 16 bits, word codes as 16 bits)."""
+    s = signature
+    header = _HEADER.pack(
+        PACK_VERSION, s.words.size, s.sequence.size, s.minimums.size, s.order.size,
+        s.region.size, s.subject.size, s.region_words, s.site)
+    return pybase64.b64encode_as_string(b"".join((
+        header, s.words.astype("<u4").tobytes(), tf_counts(s.weights).tobytes(),
+        s.minimums.astype("<u2").tobytes(), s.order.astype("<u2").tobytes(),
+        s.region.astype("<u2").tobytes(), s.subject.astype("<u4").tobytes(),
+        s.sequence.astype("<u2").tobytes())))
+
+
+def unpack_signature(text: str) -> BagSignature:
+    """`pack_signature` reversed; a string of another layout is refused with what it holds."""
+    try:
+        raw = pybase64.b64decode(text, validate=True)
+        version, words, codes, minimums, order, region, subject, region_words, site = \
+            _HEADER.unpack_from(raw)
+    except (binascii.Error, struct.error) as exc:
+        raise ValueError(f"not a packed bag signature ({exc})") from None
+    if version != PACK_VERSION:
+        raise ValueError(f"bag signature of layout {version}, this version reads {PACK_VERSION}")
+    at = _HEADER.size
+
+    def take(dtype: str, count: int) -> npt.NDArray[Any]:
+        nonlocal at
+        values = np.frombuffer(raw, dtype, count, at)
+        at += values.nbytes
+        return values
+
+    stored_words = take("<u4", words).astype(np.uint64)
+    weights = tf_weights(take("u1", words))
+    word_set = take("<u2", minimums).astype(np.uint64)
+    order_set = take("<u2", order).astype(np.uint64)
+    region_set = take("<u2", region).astype(np.uint64)
+    subject_words = take("<u4", subject).astype(np.uint64)
+    return BagSignature(stored_words, weights, word_set, order_set,
+                        take("<u2", codes).astype(np.uint16), subject_words, site, region_set,
+                        region_words)
 
 
 def _site_hash(site: str) -> int:

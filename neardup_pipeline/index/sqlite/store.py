@@ -28,6 +28,7 @@ from neardup_pipeline.index.base import (
     Membership,
     close_at_exit,
     closed_before_exit,
+    layout_changed,
     membership_from,
     membership_of,
     params_mismatch,
@@ -107,7 +108,16 @@ class SqliteIndex(ClosesOnExit):
                 self._commit()
                 self._open_simhash(params)
                 return
-        diff = params_mismatch(json.loads(row[0]), params)
+        built = json.loads(row[0])
+        diff = params_mismatch(built, params)
+        if diff is not None and layout_changed(built, params):
+            raise IndexParamsError(
+                f"SQLite index {self.path!r} stores its fingerprints in a layout this version "
+                f"does not read ({diff}); rebuild it as a new file from the pages: "
+                f"`neardup dedup PAGES.jsonl -o OUT.jsonl --backend sqlite:NEW.sqlite` "
+                "(PAGES.jsonl: the crawl's feed or any pages as dedup reads them), or crawl "
+                "again into a new file"
+            )
         if diff is not None:
             raise IndexParamsError(
                 f"SQLite index {self.path!r} was built with other parameters ({diff}); "
