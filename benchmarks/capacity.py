@@ -18,9 +18,8 @@ with 1 % of its words replaced (a near-duplicate), as hygiene_throughput.py make
 the one neardup stores, its verdict gives the cluster fields of both documents. Fingerprinting
 10M pages takes CPU-hours, so page `r * B + i` of the loaded index (B base pages) is base page
 `i` under seed `r`: the same entry with every hash value passed through a seeded bijection of
-the 64-bit hash space (splitmix64 of the value xor a seed key: word hashes, minimums, region and
-subject hashes, the site hash; the simhash xor a seed mask; the 16-bit word codes xor a seed
-code), its keys recomputed from the mapped signature by the method's own `keys`, its URL and doc
+its width (`mix`: word and subject keys in 32 bits, minimums in 16, the site hash in 64; the
+simhash xor a seed mask; a word code follows its word key, whose top 16 bits it is), its keys recomputed from the mapped signature by the method's own `keys`, its URL and doc
 id those of the base page with `&r=<seed>` appended, its cluster fields and content hash mapped
 alike. So every page keeps its real number of keys (passage keys, sampled from the mapped word
 codes' runs: as many on average), its real signature sizes (bytes that look
@@ -73,6 +72,7 @@ from neardup_pipeline.index.elastic.documents import es_id, fingerprint_source, 
 from neardup_pipeline.index.elastic.store import ElasticIndex
 from neardup_pipeline.index.memory import MemoryIndex
 from neardup_pipeline.methods.bag import MINIMUM_BITS, WORD_BITS, BagSignature
+from neardup_pipeline.methods.bag_signature import CODE_SHIFT
 from neardup_pipeline.methods.contract import lookup_keys
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 
@@ -127,6 +127,17 @@ class BasePage:
     decoded: dict[str, Any] = field(compare=False)  # the entry's signatures, decoded once
 
 
+def mapped_codes(words: np.ndarray, mapped: np.ndarray, codes: np.ndarray, key: int
+                 ) -> np.ndarray:
+    """Word codes under a seed: a code is its word key's top 16 bits, so it follows its word's
+    mapping (a code no kept word has is mapped in the 16-bit space)."""
+    prefixes = words >> CODE_SHIFT
+    at = np.minimum(np.searchsorted(prefixes, codes.astype(np.uint64)), max(words.size - 1, 0))
+    found = prefixes[at] == codes if words.size else np.zeros(codes.size, bool)
+    own = mapped[at] >> CODE_SHIFT if words.size else np.zeros(codes.size, np.uint64)
+    return np.where(found, own, mix(codes, key, 16)).astype(np.uint16)
+
+
 class Deriver:
     """Entries and pages of base pages under a seed, keys made by the methods' own `keys`."""
 
@@ -142,12 +153,12 @@ class Deriver:
             if isinstance(sig, BagSignature):
                 words = mix(sig.words, key, WORD_BITS)
                 order = np.argsort(words, kind="stable")  # stored sorted, as bag_of makes them
-                code = np.uint16(seed_key(seed, 1) & 0xFFFF)
                 out[name] = replace(
                     sig, words=words[order], weights=sig.weights[order],
                     minimums=mix(sig.minimums, key, MINIMUM_BITS),
                     order=mix(sig.order, key, MINIMUM_BITS),
-                    sequence=sig.sequence ^ code, subject=mix(sig.subject, key, WORD_BITS),
+                    sequence=mapped_codes(sig.words, words, sig.sequence, key),
+                    subject=mix(sig.subject, key, WORD_BITS),
                     site=splitmix(sig.site ^ key) if sig.site else 0,
                     region=mix(sig.region, key, MINIMUM_BITS),
                 )

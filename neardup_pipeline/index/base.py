@@ -21,6 +21,8 @@ IndexT = TypeVar("IndexT")
 @dataclass(frozen=True)
 class IndexEntry:
     """One stored document: its encoded signatures, lookup keys per method, and metadata.
+    An index searches by the keys but need not give them back: an entry it returns may lack
+    some or all (their methods make them again from the signatures).
 
     meta carries at least `cluster` (id of the group's original); also `url`, `duplicate_of`,
     `similarity`, `method` where known.

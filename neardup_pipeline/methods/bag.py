@@ -41,20 +41,27 @@ the original is sampled in every page holding it), and two consecutive samples m
 
 from __future__ import annotations
 
-import binascii
 import dataclasses
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
-import pybase64
 import xxhash
 
 from neardup_pipeline.errors import ConfigError
+from neardup_pipeline.methods.bag_signature import (
+    MAX_COUNT,
+    MINIMUM_BITS,
+    PACK_VERSION,
+    WORD_BITS,
+    BagSignature,
+    pack_signature,
+    tf_weights,
+    unpack_signature,
+)
 from neardup_pipeline.methods.minhash import (
     FAMILY_VERSION,
     _fmix64,
@@ -79,12 +86,6 @@ except ImportError:  # pragma: no cover - a build without the extension
 F32Array = npt.NDArray[np.float32]
 
 WORD_SET_HASHES = 84  # minimums of the word set, as many as Broder's shingles: 21 bands of 4
-# What the bag keeps of a word's 64-bit hash: two pages of a few thousand distinct words each
-# share a 32-bit key by chance about once in a thousand comparisons, and a shared key moves a
-# weighted Jaccard by one word's weight.
-WORD_BITS = 32
-MINIMUM_BITS = 16  # b-bit minwise hashing (`bit_minimums`)
-MAX_COUNT = 255  # term counts stop here (a byte a word): weights up to 1 + ln(255)
 ORDER_SHINGLE_WORDS = 3  # the word-order check compares 3-word shingles
 # Containment across sites needs a passage to be contained: a page of fewer distinct words (a
 # notice, a caption) is found inside many pages that merely quote it.
@@ -106,40 +107,6 @@ _PASSAGE_PREFIX_BYTES = PASSAGE_PREFIX.encode("ascii")
 # Two pages of different sites whose content regions (or whole texts, for a page without one)
 # resemble this much hold one article, whatever else each site put around it.
 CONTENT_RESEMBLANCE = 0.8
-
-
-@dataclass(frozen=True)
-class BagSignature:
-    """Distinct word hashes (sorted), their log-TF weights, the word set's 84 minimums (lookup),
-    the 3-word shingle set's 84 minimums (word-order check), the words in order, as codes
-    (rewording check), and the hashes of the title's subject words (template-twin check)."""
-
-    words: U64Array = field(compare=False)
-    weights: F32Array = field(compare=False)
-    minimums: U64Array = field(compare=False)
-    order: U64Array = field(compare=False)
-    sequence: Codes = field(compare=False, default_factory=lambda: np.zeros(0, np.uint16))
-    subject: U64Array = field(compare=False, default_factory=lambda: np.zeros(0, np.uint64))
-    site: int = field(compare=False, default=0)  # hash of text/site.py's site; 0: unknown
-    # The content region's word-set minimums (empty when the page has no region apart from its
-    # whole text, or one of fewer than MIN_REGION_WORDS words) and its canonical words.
-    region: U64Array = field(compare=False, default_factory=lambda: np.zeros(0, np.uint64))
-    region_words: int = field(compare=False, default=0)
-
-    @property
-    def content(self) -> U64Array:
-        """The word-set minimums of what the page is about: its region's, else its own."""
-        return self.region if self.region.size else self.minimums
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, BagSignature)
-            and np.array_equal(self.words, other.words)
-            and np.array_equal(self.weights, other.weights)
-        )
-
-    def __hash__(self) -> int:
-        return hash(self.words.tobytes())
 
 
 def word_hashes(words: Sequence[str], hasher: ShingleHasher) -> U64Array:
@@ -174,16 +141,6 @@ def bag_of(word_hashes: U64Array, max_words: int) -> tuple[U64Array, F32Array]:
     if words.size > max_words:
         words, weights = words[:max_words], weights[:max_words]
     return words, weights
-
-
-def tf_weights(counts: npt.NDArray[np.integer]) -> F32Array:
-    """Log-TF weights 1 + ln(tf) of term counts."""
-    return (1.0 + np.log(counts.astype(np.float64))).astype(np.float32)
-
-
-def tf_counts(weights: F32Array) -> npt.NDArray[np.uint8]:
-    """The term counts behind log-TF weights (`tf_weights` reversed), as stored."""
-    return np.rint(np.exp(weights.astype(np.float64) - 1.0)).astype(np.uint8)
 
 
 def weighted_jaccard(a: BagSignature, b: BagSignature) -> float:
@@ -549,55 +506,6 @@ class BagMethod:
             "containment": round(contained(a, b, self.max_words), 4),
             "sequence_containment": round(sequence_contained(a.sequence, b.sequence), 4),
         }
-
-
-# The packed signature: a version byte, the arrays' lengths, the region's word count and the
-# site, then the arrays, little-endian (`pack_signature`).
-PACK_VERSION = 3
-_HEADER = struct.Struct("<BIIHHHBIQ")
-
-
-def pack_signature(signature: BagSignature) -> str:
-    """The signature as stored: one base64 string of its packed bytes (words as 32-bit keys,
-    term counts as bytes, minimums as 16 bits, word codes as 16 bits)."""
-    s = signature
-    header = _HEADER.pack(
-        PACK_VERSION, s.words.size, s.sequence.size, s.minimums.size, s.order.size,
-        s.region.size, s.subject.size, s.region_words, s.site)
-    return pybase64.b64encode_as_string(b"".join((
-        header, s.words.astype("<u4").tobytes(), tf_counts(s.weights).tobytes(),
-        s.minimums.astype("<u2").tobytes(), s.order.astype("<u2").tobytes(),
-        s.region.astype("<u2").tobytes(), s.subject.astype("<u4").tobytes(),
-        s.sequence.astype("<u2").tobytes())))
-
-
-def unpack_signature(text: str) -> BagSignature:
-    """`pack_signature` reversed; a string of another layout is refused with what it holds."""
-    try:
-        raw = pybase64.b64decode(text, validate=True)
-        version, words, codes, minimums, order, region, subject, region_words, site = \
-            _HEADER.unpack_from(raw)
-    except (binascii.Error, struct.error) as exc:
-        raise ValueError(f"not a packed bag signature ({exc})") from None
-    if version != PACK_VERSION:
-        raise ValueError(f"bag signature of layout {version}, this version reads {PACK_VERSION}")
-    at = _HEADER.size
-
-    def take(dtype: str, count: int) -> npt.NDArray[Any]:
-        nonlocal at
-        values = np.frombuffer(raw, dtype, count, at)
-        at += values.nbytes
-        return values
-
-    stored_words = take("<u4", words).astype(np.uint64)
-    weights = tf_weights(take("u1", words))
-    word_set = take("<u2", minimums).astype(np.uint64)
-    order_set = take("<u2", order).astype(np.uint64)
-    region_set = take("<u2", region).astype(np.uint64)
-    subject_words = take("<u4", subject).astype(np.uint64)
-    return BagSignature(stored_words, weights, word_set, order_set,
-                        take("<u2", codes).astype(np.uint16), subject_words, site, region_set,
-                        region_words)
 
 
 def _site_hash(site: str) -> int:
