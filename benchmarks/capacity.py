@@ -11,24 +11,25 @@ new pages (misses): `ElasticIndex.candidates` (one `search` per page), `candidat
 `get` of every candidate found (the `mget` that verification needs).
 
 How the pages are made. A base of real pages: every page of ../shared/data's corpora (PostgreSQL
-manual, Debian installation guide, multisite web pages), each base page either a variant of one
-with half its words replaced by corpus words (a distinct page) or a copy of an earlier variant
-with 1 % of its words replaced (a near-duplicate), as hygiene_throughput.py makes them. The real
-`Deduplicator` (default config, memory index) checks and records each base page: its entry is
-the one neardup stores, its verdict gives the cluster fields of both documents. Fingerprinting
-10M pages takes CPU-hours, so page `r * B + i` of the loaded index (B base pages) is base page
-`i` under seed `r`: the same entry with every hash value passed through a seeded bijection of
-its width (`mix`: word and subject keys in 32 bits, minimums in 16, the site hash in 64; the
-simhash xor a seed mask; a word code follows its word key, whose top 16 bits it is), its keys recomputed from the mapped signature by the method's own `keys`, its URL and doc
-id those of the base page with `&r=<seed>` appended, its cluster fields and content hash mapped
-alike. So every page keeps its real number of keys (passage keys, sampled from the mapped word
-codes' runs: as many on average), its real signature sizes (bytes that look
-random, as hash values do), its real title, text, URL length and meta; two pages of one seed are
-exactly as near as their base pages were (the bijection keeps equal minimums equal and simhash
-distances), and pages of different seeds share no key value but by chance, as distinct crawled
-pages do. What the derivation does not keep: the pages index's vocabulary is that of the base
-corpus (its text repeats once per seed, far apart in the index), so its terms dictionary is
-smaller than a crawl's of the same size; the postings, norms and stored text carry over.
+manual, Debian installation guide, multisite web pages), each base page either a variant of one with
+half its words replaced by corpus words (a distinct page) or a copy of an earlier variant with 1 %
+of its words replaced (a near-duplicate), as hygiene_throughput.py makes them. The real
+`Deduplicator` (default config, memory index) checks and records each base page: its entry is the
+one neardup stores, its verdict gives the cluster fields of both documents. Fingerprinting 10M pages
+takes CPU-hours, so page `r * B + i` of the loaded index (B base pages) is base page `i` under seed
+`r`: the same entry with every hash value passed through a seeded bijection of its width (`mix`:
+word and subject keys in 32 bits, minimums in 16, the site hash in 64; the simhash xor a seed mask;
+a word code follows its word key, whose top 16 bits it is), its keys recomputed from the mapped
+signature by the method's own `keys`, its URL and doc id those of the base page with `&r=<seed>`
+appended, its cluster fields and content hash mapped alike. So every page keeps its real number of
+keys (passage keys, sampled from the mapped word codes' runs: as many on average), its real
+signature sizes (bytes that look random, as hash values do), its real title, text, URL length and
+meta; two pages of one seed are exactly as near as their base pages were (the bijection keeps equal
+minimums equal and simhash distances), and pages of different seeds share no key value but by
+chance, as distinct crawled pages do. What the derivation does not keep: the pages index's
+vocabulary is that of the base corpus (its text repeats once per seed, far apart in the index), so
+its terms dictionary is smaller than a crawl's of the same size; the postings, norms and stored text
+carry over.
 
 Query mix: half near-copies (1 % of the words of a stored base variant replaced, fingerprinted
 by the real Fingerprinter, mapped with a seed whose pages are loaded: found), half new variants
