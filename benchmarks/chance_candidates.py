@@ -12,16 +12,19 @@ whatever the crawl's size; the rate of pairs of different sites times N is a loo
 candidates among N pages of such sites.
 
 Usage: python benchmarks/chance_candidates.py [--base-cache BASE.pkl] [--base 10000]
+       [--set bag_bands=14]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import pickle
 import re
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +32,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.capacity import BasePage, build_base
 from benchmarks.provenance import measured_at
+from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Fingerprinter
+from neardup_pipeline.methods.contract import Method, lookup_keys
 from neardup_pipeline.methods.minhash import resemblance
 from neardup_pipeline.verdict.decision import compare
 
@@ -49,11 +54,13 @@ def site(url: str) -> str:
     return parts[2] + (f"/{parts[6]}" if "/releases/stable/" in url else "")
 
 
-def sharing_pairs(base: list[BasePage]) -> dict[tuple[int, int], set[str]]:
-    """Every pair of base pages sharing a lookup key, with the kinds of key shared."""
+def sharing_pairs(base: list[BasePage], methods: Mapping[str, Method],
+                  ) -> dict[tuple[int, int], set[str]]:
+    """Every pair of base pages sharing a lookup key (made by `methods` from the stored
+    signatures), with the kinds of key shared."""
     by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
     for n, page in enumerate(base):
-        for method, keys in page.entry.keys.items():
+        for method, keys in lookup_keys(methods, page.decoded).items():
             for key in keys:
                 by_key[(method, key)].append(n)
     pairs: dict[tuple[int, int], set[str]] = defaultdict(set)
@@ -69,18 +76,24 @@ def main() -> int:
     parser.add_argument("--base-cache", type=Path, help="capacity.py's pickle of the base")
     parser.add_argument("--base", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a lookup setting to measure instead of the default, e.g. "
+                             "bag_bands=14 (JSON value; repeatable)")
     args = parser.parse_args()
+    config = NearDupConfig.from_mapping(
+        {name: json.loads(value) for name, value in (item.split("=", 1) for item in args.set)})
     if args.base_cache and args.base_cache.exists():
         base = pickle.loads(args.base_cache.read_bytes())[0]
     else:
         base = build_base(args.base, 0, args.seed)[0]
-    capabilities = Fingerprinter().capabilities
+    fingerprinter = Fingerprinter(config)
+    capabilities = fingerprinter.capabilities
     sources = [source(page) for page in base]
     sites = [site(s) for s in sources]
     counts: Counter[str] = Counter()
     kinds: Counter[tuple[str, str]] = Counter()
     resemblances: dict[str, list[float]] = defaultdict(list)
-    for (a, b), shared in sharing_pairs(base).items():
+    for (a, b), shared in sharing_pairs(base, fingerprinter.methods).items():
         _, match = compare(capabilities, base[a].decoded, base[b].decoded)
         group = ("near-duplicates" if match is not None else "one source page"
                  if sources[a] == sources[b] else "one site" if sites[a] == sites[b]
@@ -91,7 +104,8 @@ def main() -> int:
         resemblances[group].append(resemblance(base[a].decoded["bag"].minimums,
                                                base[b].decoded["bag"].minimums))
     pairs = len(base) * (len(base) - 1) // 2
-    print(f"{measured_at()}; {len(base):,} base pages, {pairs:,} pairs")
+    print(f"{measured_at()}; {len(base):,} base pages, {pairs:,} pairs; settings: "
+          f"{' '.join(args.set) or 'the defaults'}")
     print("\n| pairs sharing a key | pairs | by a band key | by a passage key | a pair | "
           "word-set resemblance, median (90th pct) | " +
           " | ".join(f"chance candidates at {n:,.0f}" for n in SIZES) + " |")
