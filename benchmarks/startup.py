@@ -6,7 +6,8 @@ Each command runs as a user runs it (the `neardup` console script beside this in
 inputs that cost next to nothing to check, so what is measured is the start-up: the interpreter,
 the imports, the parsing of the options, the configuration and the index opened. `dedup` on an
 empty input is the start-up before its first page; `dedup`, one page adds what the first page
-loads (numpy, the parser, the methods). Wall: time until the process has exited; CPU: its user
+loads (numpy, the parser, the methods); `compare` reads two such pages from files (each declares
+its charset, as real pages do). Wall: time until the process has exited; CPU: its user
 + system time (os.wait4), threads and all. The fastest of N runs of each counts (a shared
 machine only ever adds). "Loaded" names the heavy libraries the command imported (one more run
 under `python -X importtime`).
@@ -26,8 +27,8 @@ from pathlib import Path
 
 HEAVY = ("numpy", "lxml", "tqdm", "elasticsearch", "scrapy", "twisted", "pyspark",
          "neardup_pipeline.hygiene")
-PAGE = ("<html><head><title>Start-up</title></head><body><p>A page of a few words, checked "
-        "to show what the first page loads.</p></body></html>")
+PAGE = ('<html><head><meta charset="utf-8"><title>Start-up</title></head><body><p>A page of a '
+        "few words, checked to show what the first page loads.</p></body></html>")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_pipeline.text.decode import DETECT_SAMPLE_BYTES, dammit_decode, decode, decode_html
+from neardup_pipeline.text.decode import (
+    DETECT_SAMPLE_BYTES,
+    dammit_decode,
+    declared_in,
+    decode,
+    decode_html,
+)
 from neardup_pipeline.text.extract import html_to_text
 from neardup_pipeline.text.normalize import Normalizer, canonical_text, detect_language
 from tests.corpora import installation_guide_pages, postgresql_pages
@@ -74,6 +80,37 @@ def test_the_utf8_shortcut_decodes_as_unicode_dammit(declared: str | None) -> No
     pages.append(DECLARATIONS[1] + b"<p>" + b"x " * DETECT_SAMPLE_BYTES + b"</p>")
     for page in pages:
         assert decode(page, declared) == dammit_decode(page, declared), (page[:60], declared)
+
+
+# Pieces of markup around declarations: where bs4's search starts, stops and what it takes.
+_PIECES = [b"<meta charset=", b"<META CHARSET='",
+           b"<meta http-equiv=x content='text/html; charset=", b"<?xml version='1.0' encoding=",
+           b"<?xml encoding='", b"?>", b"'", b'"', b" ", b"/",
+           b";", b">", b"\n", b"utf-8", b"UTF-8", b"latin-1", b"", b"\xff\xfe", b"<p>x</p>",
+           b"\xe9", b"x" * 700, b"  <", b"<  meta"]
+
+
+def _bs4_declared(data: bytes) -> str | None:
+    from bs4.dammit import EncodingDetector
+
+    return EncodingDetector.find_declared_encoding(data, is_html=True)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_the_declaration_is_found_where_bs4_finds_it(pieces: list[bytes]) -> None:
+    """The UTF-8 shortcut reads a page's declaration without loading bs4, as bs4 reads it."""
+    page = b"".join(pieces)
+    assert declared_in(page) == _bs4_declared(page), page
+
+
+def test_declarations_of_real_pages_are_found_where_bs4_finds_them() -> None:
+    pages = [p.html for p in postgresql_pages()[:50]] + [
+        head + body.encode() for head in DECLARATIONS for body in BODIES]
+    pages += [b"<p>" + b"x" * 3000 + b"</p>" + DECLARATIONS[1],  # past the 2,048 searched
+              b"x" * 60_000 + DECLARATIONS[1] + b"y" * 1_000]  # within a twentieth of the page
+    for page in pages:
+        assert declared_in(page) == _bs4_declared(page), page[:80]
 
 
 def test_xhtml_with_encoding_declaration_parses_with_lxml() -> None:
