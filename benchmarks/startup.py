@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-HEAVY = ("numpy", "lxml", "tqdm", "elasticsearch", "scrapy", "twisted", "pyspark",
+HEAVY = ("numpy", "lxml", "bs4", "tqdm", "elasticsearch", "scrapy", "twisted", "pyspark",
          "neardup_pipeline.hygiene")
 PAGE = ('<html><head><meta charset="utf-8"><title>Start-up</title></head><body><p>A page of a '
         "few words, checked to show what the first page loads.</p></body></html>")
