@@ -1276,11 +1276,13 @@ def markup_facts(const unsigned char[::1] data not None, Py_ssize_t max_tags,
     cdef const unsigned char* end
     cdef const unsigned char* at
     cdef const unsigned char* tag
+    cdef const unsigned char* following
+    cdef const unsigned char* stop
+    cdef const unsigned char* close
     cdef Py_ssize_t n = data.shape[0], tags = 0, chars
     cdef bint role = False, long_tag = False, controls = False
     cdef bint count = n > max_tags  # a "<" is a byte: fewer bytes, fewer tags
     cdef bint measure = n > long_tag_chars  # and no tag runs longer than the page
-    cdef unsigned char c
     if n == 0:
         return False, False, False, False
     start = &data[0]
@@ -1291,20 +1293,26 @@ def markup_facts(const unsigned char[::1] data not None, Py_ssize_t max_tags,
         at = <const unsigned char*>memchr(start, 0x3C, <size_t>n) if count or measure else NULL
         while at != NULL:
             tags += 1
+            following = <const unsigned char*>memchr(at + 1, 0x3C, <size_t>(end - at - 1))
             tag = at + 1
             if measure and tag < end and (0x41 <= tag[0] <= 0x5A or 0x61 <= tag[0] <= 0x7A):
-                chars = 0
+                # The tag runs to its first ">" or the next "<", found by memchr: a tag fewer
+                # bytes long than the cap has fewer characters too, so only a tag of the cap's
+                # bytes or more has its characters counted.
                 tag += 1
-                while tag < end:
-                    c = tag[0]
-                    if c == 0x3C or c == 0x3E:
-                        break
-                    if (c & 0xC0) != 0x80:
-                        chars += 1
-                    tag += 1
-                long_tag = chars >= long_tag_chars
-                measure = not long_tag
+                stop = following if following != NULL else end
+                if <Py_ssize_t>(stop - tag) >= long_tag_chars:
+                    close = <const unsigned char*>memchr(tag, 0x3E, <size_t>(stop - tag))
+                    if close != NULL:
+                        stop = close
+                if <Py_ssize_t>(stop - tag) >= long_tag_chars:
+                    chars = 0
+                    while tag < stop:
+                        chars += (tag[0] & 0xC0) != 0x80
+                        tag += 1
+                    long_tag = chars >= long_tag_chars
+                    measure = not long_tag
             if not count and not measure:
                 break
-            at = <const unsigned char*>memchr(at + 1, 0x3C, <size_t>(end - at - 1))
+            at = following
     return role, tags > max_tags, long_tag, controls
