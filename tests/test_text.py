@@ -166,6 +166,78 @@ def test_real_pages_read_in_place_give_what_their_decoded_text_gives() -> None:
         _read_alike_from_bytes_and_text(page.html, chromeless=True)
 
 
+_DECLARED_UTF8 = [
+    '<meta charset="utf-8"><p>caf\u00e9 \u2014 \u041f\u0440\u0438\u0432\u0435\u0442</p>',
+    '<?xml version="1.0" encoding="utf-8"?>\n<html><body><p>\u00e9 text role</p></body></html>',
+    '\u3000 <?xml version="1.0"?><meta charset="utf-8"><p>wide space, then a declaration</p>',
+    '\x1c<?XML version="1.0" ?><meta charset="utf-8"><p>a separator is whitespace too</p>',
+    'x <?xml version="1.0"?><meta charset="utf-8"><p>text before: no declaration</p>',
+    '<meta charset="utf-8"><?xml version="1.0"?><p>a declaration later on is markup</p>',
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<meta charset="utf-8"><p>\x00 nul, \x7f del, \U0001f600 astral</p>',
+    '<meta charset="utf-8"><p>' + "x" * 300 + "</p>",
+]
+
+
+@pytest.mark.parametrize("case", [
+    *(page.encode("utf-8") for page in _DECLARED_UTF8),
+    '<meta charset="utf-8"><p>caf\u00e9</p>'.encode() + b"\xed\xa0\x80 a surrogate",
+    '<meta charset="utf-8"><p>caf\u00e9</p>'.encode()[:-6],  # cut between characters: valid
+    '<meta charset="utf-8"><p>\u00e9</p>'.encode()[:26],  # cut inside "\u00e9": not UTF-8
+])
+def test_a_page_read_in_place_is_read_as_its_decoded_text(
+    case: bytes, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page declaring UTF-8 whose bytes are UTF-8 is read from them without being decoded:
+    the same ExtractedText (text, title, encoding, reader, region) as through decode()."""
+    from neardup_pipeline.text import extract
+
+    in_place = [html_to_text(case, chromeless=c) for c in (False, True)]
+    monkeypatch.setattr(extract, "utf8_in_place", lambda data, declared: False)
+    assert in_place == [html_to_text(case, chromeless=c) for c in (False, True)]
+
+
+def test_real_pages_read_in_place_are_read_as_their_decoded_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from neardup_pipeline.text import extract
+
+    pages = [p.html for p in [*postgresql_pages()[::40], *installation_guide_pages()[::60]]]
+    assert any(extract.utf8_in_place(page, None) for page in pages)
+    in_place = [html_to_text(page, chromeless=True) for page in pages]
+    monkeypatch.setattr(extract, "utf8_in_place", lambda data, declared: False)
+    assert in_place == [html_to_text(page, chromeless=True) for page in pages]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"<", b">", b"\xc2", b"\xa0", b"\xe0", b"\xed", b"\x80",
+                                 b"\xbf", b"\x9f", b"\xf0", b"\x90", b"\xf4", b"\x8f", b"\xff",
+                                 b"\xc0", b"\xf5", "\u00e9".encode(), "\u6771".encode(),
+                                 "\U0001f600".encode(), b"x" * 15, b"y" * 16]),
+                max_size=16).map(b"".join))
+def test_utf8_is_validated_as_python_decodes_it(data: bytes) -> None:
+    from neardup_pipeline.text import _textwalk
+
+    try:
+        data.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    assert _textwalk.utf8_valid(data) is valid
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([" ", "\u3000", "\x1c", "\xa0", "x", "<", "?", ">", "<?xml",
+                                 "<?XML", "?>", "\u00e9", "version='1.0'", "\n"]),
+                max_size=10).map("".join))
+def test_the_declaration_is_found_in_the_bytes_as_in_the_text(page: str) -> None:
+    from neardup_pipeline.text import extract
+
+    found = extract._XML_DECLARATION.match(page)
+    expected = len(page[: found.end()].encode()) if found is not None else 0
+    assert extract._declaration_bytes(page.encode()) == expected
+
+
 def test_nul_bytes_and_invalid_utf8_do_not_break_parsing() -> None:
     extracted = html_to_text(b"<p>caf\xe9 \x00 ok \xff\xfe</p>")
     assert "ok" in extracted.text

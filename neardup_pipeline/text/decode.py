@@ -9,6 +9,8 @@ from __future__ import annotations
 import codecs
 import re
 
+from neardup_pipeline.text.walk import textwalk
+
 # bs4 is imported by the first page UnicodeDammit must decode, not by every command's start-up
 # nor by pages that declare UTF-8 and are (the shortcut below).
 
@@ -39,6 +41,21 @@ def decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None,
         except UnicodeDecodeError:
             pass  # UnicodeDammit goes on to the next candidates
     return dammit_decode(data, declared_encoding)
+
+
+def utf8_in_place(data: bytes, declared_encoding: str | None) -> bool:
+    """Whether decode() takes its strict UTF-8 shortcut for `data` (its str's UTF-8 is `data`
+    itself), answered without building the str where the compiled walk validates the bytes: a
+    page read from its own bytes needs its text only when a reader of text takes it."""
+    if not _declared_utf8(data, declared_encoding):
+        return False
+    if textwalk is not None:
+        return bool(textwalk.utf8_valid(data))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def dammit_decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None, bool]:
