@@ -11,25 +11,25 @@ new pages (misses): `ElasticIndex.candidates` (one `search` per page), `candidat
 `get` of every candidate found (the `mget` that verification needs).
 
 How the pages are made. A base of real pages: every page of ../shared/data's corpora (PostgreSQL
-manual, Debian installation guide, multisite web pages), each base page either a variant of one
-with half its words replaced by corpus words (a distinct page) or a copy of an earlier variant
-with 1 % of its words replaced (a near-duplicate), as hygiene_throughput.py makes them. The real
-`Deduplicator` (default config, memory index) checks and records each base page: its entry is
-the one neardup stores, its verdict gives the cluster fields of both documents. Fingerprinting
-10M pages takes CPU-hours, so page `r * B + i` of the loaded index (B base pages) is base page
-`i` under seed `r`: the same entry with every hash value passed through a seeded bijection of
-the 64-bit hash space (splitmix64 of the value xor a seed key: word hashes, minimums, region and
-subject hashes, the site hash; the simhash xor a seed mask; the 16-bit word codes xor a seed
-code), its keys recomputed from the mapped signature by the method's own `keys`, its URL and doc
-id those of the base page with `&r=<seed>` appended, its cluster fields and content hash mapped
-alike. So every page keeps its real number of keys (passage keys, sampled from the mapped word
-codes' runs: as many on average), its real signature sizes (bytes that look
-random, as hash values do), its real title, text, URL length and meta; two pages of one seed are
-exactly as near as their base pages were (the bijection keeps equal minimums equal and simhash
-distances), and pages of different seeds share no key value but by chance, as distinct crawled
-pages do. What the derivation does not keep: the pages index's vocabulary is that of the base
-corpus (its text repeats once per seed, far apart in the index), so its terms dictionary is
-smaller than a crawl's of the same size; the postings, norms and stored text carry over.
+manual, Debian installation guide, multisite web pages), each base page either a variant of one with
+half its words replaced by corpus words (a distinct page) or a copy of an earlier variant with 1 %
+of its words replaced (a near-duplicate), as hygiene_throughput.py makes them. The real
+`Deduplicator` (default config, memory index) checks and records each base page: its entry is the
+one neardup stores, its verdict gives the cluster fields of both documents. Fingerprinting 10M pages
+takes CPU-hours, so page `r * B + i` of the loaded index (B base pages) is base page `i` under seed
+`r`: the same entry with every hash value passed through a seeded bijection of its width (`mix`:
+word and subject keys in 32 bits, minimums in 16, the site hash in 64; the simhash xor a seed mask;
+a word code follows its word key, whose top 16 bits it is), its keys recomputed from the mapped
+signature by the method's own `keys`, its URL and doc id those of the base page with `&r=<seed>`
+appended, its cluster fields and content hash mapped alike. So every page keeps its real number of
+keys (passage keys, sampled from the mapped word codes' runs: as many on average), its real
+signature sizes (bytes that look random, as hash values do), its real title, text, URL length and
+meta; two pages of one seed are exactly as near as their base pages were (the bijection keeps equal
+minimums equal and simhash distances), and pages of different seeds share no key value but by
+chance, as distinct crawled pages do. What the derivation does not keep: the pages index's
+vocabulary is that of the base corpus (its text repeats once per seed, far apart in the index), so
+its terms dictionary is smaller than a crawl's of the same size; the postings, norms and stored text
+carry over.
 
 Query mix: half near-copies (1 % of the words of a stored base variant replaced, fingerprinted
 by the real Fingerprinter, mapped with a seed whose pages are loaded: found), half new variants
@@ -72,7 +72,8 @@ from neardup_pipeline.index.base import IndexEntry
 from neardup_pipeline.index.elastic.documents import es_id, fingerprint_source, page_source
 from neardup_pipeline.index.elastic.store import ElasticIndex
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.methods.bag import BagSignature
+from neardup_pipeline.methods.bag import MINIMUM_BITS, WORD_BITS, BagSignature
+from neardup_pipeline.methods.bag_signature import CODE_SHIFT
 from neardup_pipeline.methods.contract import lookup_keys
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 
@@ -91,12 +92,20 @@ def splitmix(value: int) -> int:
     return z ^ (z >> 31)
 
 
-def mix(values: np.ndarray, key: int) -> np.ndarray:
-    """`splitmix(v ^ key)` of each uint64 (wrapping multiplication): a seeded bijection."""
+def mix(values: np.ndarray, key: int, bits: int = 64) -> np.ndarray:
+    """A seeded bijection of `bits`-bit values (splitmix64's finaliser for 64; for fewer bits a
+    multiply-xorshift within that width), as the stored hash of each width is remapped."""
     z = values.astype(np.uint64) ^ np.uint64(key)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    if bits == 64:
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+    mask, half = np.uint64((1 << bits) - 1), np.uint64(bits // 2)
+    z &= mask
+    z = (z * np.uint64(0xBF58476D1CE4E5B9)) & mask  # odd: a bijection mod 2^bits
+    z ^= z >> half
+    z = (z * np.uint64(0x94D049BB133111EB)) & mask
+    return z ^ (z >> half)
 
 
 def seed_key(seed: int, salt: int = 0) -> int:
@@ -119,6 +128,17 @@ class BasePage:
     decoded: dict[str, Any] = field(compare=False)  # the entry's signatures, decoded once
 
 
+def mapped_codes(words: np.ndarray, mapped: np.ndarray, codes: np.ndarray, key: int
+                 ) -> np.ndarray:
+    """Word codes under a seed: a code is its word key's top 16 bits, so it follows its word's
+    mapping (a code no kept word has is mapped in the 16-bit space)."""
+    prefixes = words >> CODE_SHIFT
+    at = np.minimum(np.searchsorted(prefixes, codes.astype(np.uint64)), max(words.size - 1, 0))
+    found = prefixes[at] == codes if words.size else np.zeros(codes.size, bool)
+    own = mapped[at] >> CODE_SHIFT if words.size else np.zeros(codes.size, np.uint64)
+    return np.where(found, own, mix(codes, key, 16)).astype(np.uint16)
+
+
 class Deriver:
     """Entries and pages of base pages under a seed, keys made by the methods' own `keys`."""
 
@@ -132,15 +152,16 @@ class Deriver:
         out: dict[str, Any] = {}
         for name, sig in decoded.items():
             if isinstance(sig, BagSignature):
-                words = mix(sig.words, key)
+                words = mix(sig.words, key, WORD_BITS)
                 order = np.argsort(words, kind="stable")  # stored sorted, as bag_of makes them
-                code = np.uint16(seed_key(seed, 1) & 0xFFFF)
                 out[name] = replace(
                     sig, words=words[order], weights=sig.weights[order],
-                    minimums=mix(sig.minimums, key), order=mix(sig.order, key),
-                    sequence=sig.sequence ^ code, subject=mix(sig.subject, key),
+                    minimums=mix(sig.minimums, key, MINIMUM_BITS),
+                    order=mix(sig.order, key, MINIMUM_BITS),
+                    sequence=mapped_codes(sig.words, words, sig.sequence, key),
+                    subject=mix(sig.subject, key, WORD_BITS),
                     site=splitmix(sig.site ^ key) if sig.site else 0,
-                    region=mix(sig.region, key),
+                    region=mix(sig.region, key, MINIMUM_BITS),
                 )
             elif isinstance(sig, int):  # simhash: xor keeps every Hamming distance
                 out[name] = sig ^ seed_key(seed, 2)

@@ -162,13 +162,17 @@ def main() -> int:
                         help="times each configuration runs (in turns); its fastest counts")
     parser.add_argument("--write", type=Path, metavar="DIR",
                         help="also write DIR/DOCS.jsonl and DIR/GOLD.jsonl for `neardup eval`")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of the default configuration, e.g. bag_passage_sample=32"
+                             " (JSON value; repeatable)")
     args = parser.parse_args()
     made = make_set(args.split, args.seed, args.hosts, args.per_host)
     print(describe(made, args.split), file=sys.stderr, flush=True)
     if args.write:
         write_jsonl(args.write, made.docs)
         print(f"written to {args.write}/DOCS.jsonl and GOLD.jsonl", file=sys.stderr)
-    default = NearDupConfig()
+    default = NearDupConfig.from_mapping(
+        {name: json.loads(value) for name, value in (item.split("=", 1) for item in args.set)})
     runs = [(f"default ({default.text.content})", default)]
     runs += [(content, default.replace(content=content)) for content in args.content]
     fastest: dict[str, Scores] = {}

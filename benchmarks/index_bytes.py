@@ -7,7 +7,7 @@ per Elasticsearch index neardup made (fingerprints, write log, clusters), the pr
 size after a force-merge to one segment, over the pages checked; for SQLite the file's size
 after VACUUM (the `.simhash` folder included when there is one).
 
-Usage: python benchmarks/index_bytes.py --es-url URL [--corpus postgresql multisite]
+Usage: python benchmarks/index_bytes.py --es-url URL [--corpus postgresql multisite] [--fields]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from benchmarks.corpora import multisite_pages, postgresql_pages
 from benchmarks.provenance import measured_at
 
 SIDE = ("writelog", "clusters", "df")
-RETENTION_LEASE_SECONDS = 65  # two lease syncs
+RETENTION_WAIT_SECONDS = 600
 
 
 def corpus_lines(name: str) -> list[str]:
@@ -54,19 +54,46 @@ def dedup(source: Path, backend: str, out: Path, extra: list[str]) -> float:
 
 def es_bytes(client: Elasticsearch, index: str) -> dict[str, int]:
     """Primary store bytes per neardup index, merged to one segment. A document replaced or
-    updated stays on disk (soft-deleted) until the shard's retention lease passes it, which
-    it does within about 30 s (`index.soft_deletes.retention_lease.sync_interval`): the
-    merge waits for that, as a long crawl's merges do."""
+    updated stays on disk (soft-deleted) until the shard's retention lease passes it: the
+    merge waits for that (`wait_for_retention`), as a long crawl's merges do."""
     names = [index] + [f"{index}-{side}" for side in SIDE]
     found = ",".join(n for n in names if client.indices.exists(index=n))
     client.indices.refresh(index=found)
-    time.sleep(RETENTION_LEASE_SECONDS)
+    wait_for_retention(client, found)
     client.indices.forcemerge(index=found, only_expunge_deletes=True, wait_for_completion=True)
     client.indices.forcemerge(index=found, max_num_segments=1, wait_for_completion=True)
     client.indices.flush(index=found)
     client.indices.refresh(index=found)
     stats = client.indices.stats(index=found, metric="store")["indices"]
     return {n: int(stats[n]["primaries"]["store"]["size_in_bytes"]) for n in stats}
+
+
+def wait_for_retention(client: Elasticsearch, indices: str) -> None:
+    """Wait until every shard's retention leases retain no operation: until then a merge
+    keeps replaced and deleted documents, and `_recovery_source` (the whole source of a
+    document whose `_source` leaves fields out). Leases advance at each sync
+    (`index.soft_deletes.retention_lease.sync_interval`, 30 s), later on a busy machine."""
+    deadline = time.monotonic() + RETENTION_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        client.indices.flush(index=indices)
+        stats = client.indices.stats(index=indices, level="shards")["indices"]
+        behind = [
+            name for name, index in stats.items() for copies in index["shards"].values()
+            for shard in copies
+            if any(int(lease["retaining_seq_no"]) <= int(shard["seq_no"]["max_seq_no"])
+                   for lease in shard["retention_leases"]["leases"])]
+        if not behind:
+            return
+        time.sleep(5)
+    raise SystemExit(f"retention leases still hold operations after {RETENTION_WAIT_SECONDS} s")
+
+
+def field_bytes(client: Elasticsearch, index: str) -> dict[str, int]:
+    """Bytes per field of one index (the `_disk_usage` analysis: inverted index, stored fields
+    (`_source`, `_id`), doc values, points), largest first."""
+    usage = client.indices.disk_usage(index=index, run_expensive_tasks=True)[index]["fields"]
+    sizes = {name: int(field["total_in_bytes"]) for name, field in usage.items()}
+    return dict(sorted(sizes.items(), key=lambda item: -item[1]))
 
 
 def sqlite_bytes(path: Path) -> int:
@@ -87,6 +114,8 @@ def main() -> None:
     parser.add_argument("--corpus", nargs="+", default=["postgresql", "multisite"],
                         choices=["postgresql", "multisite"])
     parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--fields", action="store_true",
+                        help="also print the fingerprint index's bytes a page per field")
     args = parser.parse_args()
     print(measured_at())
     client = Elasticsearch(args.es_url, request_timeout=600)
@@ -108,6 +137,10 @@ def main() -> None:
                 for n, size in sizes.items():
                     print(f"| {name} | {pages} | elasticsearch | {n.replace(index, 'INDEX')} "
                           f"| {size:,} | {size / pages:,.0f} | {es_seconds:.1f} |")
+                if args.fields:
+                    for field, size in field_bytes(client, index).items():
+                        print(f"| {name} | {pages} | elasticsearch | INDEX field {field} "
+                              f"| {size:,} | {size / pages:,.0f} | |")
                 total = sum(sizes.values())
                 print(f"| {name} | {pages} | elasticsearch | all | {total:,} "
                       f"| {total / pages:,.0f} | {es_seconds:.1f} |")

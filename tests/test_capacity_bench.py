@@ -70,7 +70,7 @@ def test_a_derived_page_keeps_sizes_and_gets_keys_of_its_own() -> None:
         assert entry.meta["cluster"] == entry.doc_id
         assert _key_counts(entry.keys) == _key_counts(base.entry.keys)
         # passage keys sample the word codes' 3-word runs: mapped codes sample others, as many
-        # on average (about one per 16 words)
+        # on average (about one per 32 words)
         derived, real = (_passage_keys(keys) for keys in (entry.keys, base.entry.keys))
         assert real >= 10 and abs(derived - real) <= real // 2
         assert len(json.dumps(entry.signatures)) == len(json.dumps(base.entry.signatures))

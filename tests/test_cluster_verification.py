@@ -93,7 +93,8 @@ def test_a_page_reaching_a_cluster_through_a_member_is_found(backend_config: Nea
         assert p.scores["bag"] < 0.7
         assert p.cluster == "o" and p.nearest == "m"  # 0.43 to o, 0.67 to m
         assert p.duplicate_of == "o"  # the canonical: first seen
-        assert p.verified == p.candidates  # o, when a candidate, and m
+        # m verified (the nearest); o too when a candidate ahead of m in the cluster's queue
+        assert 1 <= p.verified <= p.candidates
     finally:
         index.close()
 

@@ -82,12 +82,15 @@ def test_any_method_gets_keyword_keys(config: NearDupConfig, es: Elasticsearch) 
         index.flush()
         assert index.candidates({"other": ["1:2"]}) == {"a"}
         assert index.candidates({"simhash": ["1:2"]}) == set()
-        assert index.get(["a"])["a"].keys == {"other": ["0:1", "1:2"]}
+        assert index.get(["a"])["a"].signatures == {"other": "x"}
     finally:
         index.close()
     name = config.elastic.fingerprint_index
     props = es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
     assert props["other_keys"]["type"] == "keyword"
+    # Searched, not kept: the stored document leaves its keys out (its methods make them again).
+    stored = es.get(index=name, id="a")["_source"]
+    assert "other_keys" not in stored and stored["signatures"] == {"other": "x"}
 
 
 def test_key_fields_are_searched_without_doc_values(

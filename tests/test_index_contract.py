@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 
 from neardup_pipeline import Deduplicator, Document, NearDupConfig
 from neardup_pipeline.errors import IndexParamsError
+from neardup_pipeline.fingerprint import Fingerprinter
 from neardup_pipeline.index import FingerprintIndex, MemoryIndex, open_index
 from neardup_pipeline.methods.simhash import block_keys
 from tests.index_entries import entry
@@ -95,6 +97,27 @@ def test_parameters_are_recorded_and_mismatch_refused(backend_config: NearDupCon
     again.close()
 
 
+def test_an_index_of_another_stored_layout_is_refused_with_the_rebuild_command(
+        persistent_config: NearDupConfig) -> None:
+    """Parameters recorded before signatures were packed: the bag's have no `stored`."""
+    config = persistent_config.replace(methods=("bag",))
+    older = copy.deepcopy(Fingerprinter(config).params())
+    del older["methods"]["bag"]["stored"]
+    first = open_index(config.backend, config)
+    first.ensure_params(older)
+    first.close()
+    again = open_index(config.backend, config)
+    try:
+        with pytest.raises(IndexParamsError) as refused:
+            Deduplicator(again, config)
+        message = str(refused.value)
+        assert "a layout this version does not read" in message
+        assert "bag stored: the settings have it, the index not" in message
+        assert "neardup dedup PAGES.jsonl -o OUT.jsonl --backend" in message
+    finally:
+        again.close()
+
+
 def test_persistent_backends_survive_reopening(persistent_config: NearDupConfig) -> None:
     backend_config = persistent_config
     first = open_index(backend_config.backend, backend_config)
@@ -137,7 +160,7 @@ def test_minhash_keys_and_signatures_on_every_backend(
     index = open_index(config.backend, config)
     dedup = Deduplicator(index, config)
     dedup.process(Document("first", text=text))
-    stored = index.get(["first"])["first"]
+    stored = dedup.keyed(index.get(["first"])["first"])  # keys: made from the signatures
     assert len([k for k in stored.keys["minhash"] if not k.startswith("s:")]) == 15
     if config.minhash.mode == "containment":
         assert any(k.startswith("s:") for k in stored.keys["minhash"])

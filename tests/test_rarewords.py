@@ -172,7 +172,7 @@ def test_rarewords_on_every_backend(backend_config: NearDupConfig) -> None:
     for n in range(5):
         dedup.process(Document(f"filler{n}", text=f"filler page {n} about something else"))
     assert not dedup.process(Document("first", text=text)).is_duplicate
-    stored = index.get(["first"])["first"]
+    stored = dedup.keyed(index.get(["first"])["first"])  # keys: made from the signatures
     assert len(stored.keys["rarewords"]) == 8
     index.flush()  # the second lookup goes to the backend itself, not only a write cache
     verdict = dedup.process(Document("second", text=text + " with a short tail"))

@@ -97,7 +97,8 @@ def assert_same_as(index: SqliteIndex, oracle: MemoryIndex,
     for query in queries:
         assert index.candidates(query) == oracle.candidates(query), query
     ids = [f"doc-{i}" for i in range(500)]
-    assert index.get(ids) == oracle.get(ids)
+    assert {i: (e.signatures, e.meta, e.keys.get("simhash")) for i, e in index.get(ids).items()} \
+        == {i: (e.signatures, e.meta, e.keys.get("simhash")) for i, e in oracle.get(ids).items()}
 
 
 def assert_file_holds(path: Path, entries: Iterable[IndexEntry], oracle: MemoryIndex,
@@ -235,7 +236,8 @@ def test_caches_follow_a_commit_made_before_this_connection_writes(tmp_path: Pat
         second.add(keyed("z", 0xABCD_0000))  # simhash rows for the tables' delta
         second.flush()
         first.add(keyed("y", 0x2222, bag=["1:y"]))  # opens first's write transaction
-        assert first.get(["x"])["x"] == replaced
+        got = first.get(["x"])["x"]  # the keys are searched, not given back
+        assert (got.signatures, got.meta) == (replaced.signatures, replaced.meta)
         assert memberships(first, ["x"])["x"] == Membership("o")
         assert first.candidates({"bag": ["1:old"]}) == set()
         assert first.candidates({"bag": ["1:new"]}) == {"x"}
@@ -243,7 +245,8 @@ def test_caches_follow_a_commit_made_before_this_connection_writes(tmp_path: Pat
         first.add(keyed("x", 0x3333, bag=["1:third"]))  # replaces second's version, not the first
         first.flush()
         assert second.candidates({"bag": ["1:new"]}) == set()
-        assert second.get(["x"])["x"].keys["bag"] == ["1:third"]
+        assert second.candidates({"bag": ["1:third"]}) == {"x"}
+        assert second.get(["x"])["x"].signatures == {"bag": "sig-x", "simhash": "0000000000003333"}
     finally:
         first.close()
         second.close()

@@ -59,7 +59,8 @@ class Judge:
         starts.update({i: recorded[i] for i in self._regrouped if i in recorded})
         for entry in starts.values():
             root = clusters.roots([cluster_of(entry)])[cluster_of(entry)]
-            found.update(cluster_members(self.recording, clusters, root, entry))
+            found.update(cluster_members(self.recording, clusters, root, entry,
+                                         self.dedup.keyed))
         self._regrouped.clear()
         return found
 

@@ -21,6 +21,8 @@ IndexT = TypeVar("IndexT")
 @dataclass(frozen=True)
 class IndexEntry:
     """One stored document: its encoded signatures, lookup keys per method, and metadata.
+    An index searches by the keys but need not give them back: an entry it returns may lack
+    some or all (their methods make them again from the signatures).
 
     meta carries at least `cluster` (id of the group's original); also `url`, `duplicate_of`,
     `similarity`, `method` where known.
@@ -212,6 +214,18 @@ def params_mismatch(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str
     shown = "; ".join(diffs[:_SHOWN_DIFFERENCES])
     more = len(diffs) - _SHOWN_DIFFERENCES
     return f"{shown}; and {more} more" if more > 0 else shown
+
+
+def layout_changed(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Whether two parameter sets store signatures in different layouts (a method's `stored`
+    parameters): such an index cannot be read at all, whatever settings are given."""
+    def layouts(params: Mapping[str, Any]) -> dict[str, Any]:
+        methods = params.get("methods")
+        if not isinstance(methods, Mapping):
+            return {}
+        return {name: p.get("stored") for name, p in methods.items() if isinstance(p, Mapping)}
+    mine, theirs = layouts(stored), layouts(wanted)
+    return any(mine[name] != theirs[name] for name in mine.keys() & theirs.keys())
 
 
 _SHOWN_DIFFERENCES = 4

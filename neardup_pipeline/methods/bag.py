@@ -50,6 +50,16 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
+from neardup_pipeline.methods.bag_signature import (
+    MAX_COUNT,
+    MINIMUM_BITS,
+    PACK_VERSION,
+    WORD_BITS,
+    BagSignature,
+    pack_signature,
+    tf_weights,
+    unpack_signature,
+)
 from neardup_pipeline.methods.minhash import (
     FAMILY_VERSION,
     _fmix64,
@@ -65,7 +75,6 @@ from neardup_pipeline.methods.settings import WORD_SET_HASHES
 from neardup_pipeline.methods.settings import BagSettings as BagSettings
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
-from neardup_pipeline.sketch.stored import array_text, text_array
 from neardup_pipeline.text.subject import F64Array, leans_on_own_subject
 
 try:  # passage keys in one C loop (setup.py); without a compiler, numpy below
@@ -98,51 +107,35 @@ _PASSAGE_PREFIX_BYTES = PASSAGE_PREFIX.encode("ascii")
 CONTENT_RESEMBLANCE = 0.8
 
 
-@dataclass(frozen=True)
-class BagSignature:
-    """Distinct word hashes (sorted), their log-TF weights, the word set's 84 minimums (lookup),
-    the 3-word shingle set's 84 minimums (word-order check), the words in order, as codes
-    (rewording check), and the hashes of the title's subject words (template-twin check)."""
-
-    words: U64Array = field(compare=False)
-    weights: F32Array = field(compare=False)
-    minimums: U64Array = field(compare=False)
-    order: U64Array = field(compare=False)
-    sequence: Codes = field(compare=False, default_factory=lambda: np.zeros(0, np.uint16))
-    subject: U64Array = field(compare=False, default_factory=lambda: np.zeros(0, np.uint64))
-    site: int = field(compare=False, default=0)  # hash of text/site.py's site; 0: unknown
-    # The content region's word-set minimums (empty when the page has no region apart from its
-    # whole text, or one of fewer than MIN_REGION_WORDS words) and its canonical words.
-    region: U64Array = field(compare=False, default_factory=lambda: np.zeros(0, np.uint64))
-    region_words: int = field(compare=False, default=0)
-
-    @property
-    def content(self) -> U64Array:
-        """The word-set minimums of what the page is about: its region's, else its own."""
-        return self.region if self.region.size else self.minimums
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, BagSignature)
-            and np.array_equal(self.words, other.words)
-            and np.array_equal(self.weights, other.weights)
-        )
-
-    def __hash__(self) -> int:
-        return hash(self.words.tobytes())
+def word_hashes(words: Sequence[str], hasher: ShingleHasher) -> U64Array:
+    """Each word's 64-bit hash. Word fingerprints are Rabin residues, linear and (for short
+    words) the bytes themselves: a bijective finaliser makes their bits fit for min-wise hashing."""
+    return _fmix64(hasher.word_hashes(words))
 
 
 def word_keys(words: Sequence[str], hasher: ShingleHasher) -> U64Array:
-    """The bag's hash of each word. Word fingerprints are Rabin residues, linear and (for short
-    words) the bytes themselves: a bijective finaliser makes their bits fit for min-wise hashing."""
-    return _fmix64(hasher.word_hashes(words))
+    """The bag's key of each word: the top WORD_BITS of its hash."""
+    return bag_words(word_hashes(words, hasher))
+
+
+def bag_words(hashes: U64Array) -> U64Array:
+    """Word hashes as the bag keeps them: their top WORD_BITS (sorted order kept)."""
+    return hashes >> np.uint64(64 - WORD_BITS)
+
+
+def bit_minimums(values: U64Array, a: U64Array, b: U64Array) -> U64Array:
+    """The MinHash signature of `values` as b-bit minwise hashing keeps it (Li & Koenig, "b-Bit
+    Minwise Hashing", 2010): each minimum's top MINIMUM_BITS. Two unequal minimums agree by
+    chance 1 time in 2^MINIMUM_BITS, which lifts a resemblance estimate by that much of the
+    unshared share; a band of four is a 64-bit key."""
+    return min_hashes(values, a, b) >> np.uint64(64 - MINIMUM_BITS)
 
 
 def bag_of(word_hashes: U64Array, max_words: int) -> tuple[U64Array, F32Array]:
     """Distinct words and weights 1 + ln(tf); a long page keeps its `max_words` smallest hashes
     (a consistent sample: two copies keep the same words)."""
     words, counts = distinct_words(word_hashes)
-    weights = (1.0 + np.log(counts)).astype(np.float32)
+    weights = tf_weights(np.minimum(counts, MAX_COUNT))
     if words.size > max_words:
         words, weights = words[:max_words], weights[:max_words]
     return words, weights
@@ -280,7 +273,7 @@ class BagMethod:
     reword_words: int = 2048  # words kept in order for the rewording check
     site_containment: float = 0.7  # > 0: pages of two sites match by containment (see above)
     site_order: float = 0.7
-    passage_sample: int = 16  # > 0: passage keys, one 3-word run in this many sampled
+    passage_sample: int = 32  # > 0: passage keys, one 3-word run in this many sampled
     seed: int = 19970101
     name: str = "bag"
 
@@ -296,6 +289,8 @@ class BagMethod:
         return {"threshold": self.threshold, "hashes": self.hashes, "bands": self.bands,
                 "family": f"a*fmix64(x)+b v{FAMILY_VERSION}",
                 "max_words": self.max_words, "seed": self.seed, "weights": "1+ln(tf)",
+                "stored": {"layout": PACK_VERSION, "word_bits": WORD_BITS,
+                           "minimum_bits": MINIMUM_BITS, "max_count": MAX_COUNT},
                 "order_threshold": self.order_threshold, "order_shingle": self.order_shingle,
                 "topic_shift": 0.0,  # no topic-shift check: the indexes' parameters keep it
                 "subject": {"margin": self.subject_margin,
@@ -312,12 +307,12 @@ class BagMethod:
                         "key": "consecutive sampled pair"}}}
 
     def signature(self, words: Sequence[str], hasher: ShingleHasher) -> BagSignature:
-        hashes = word_keys(words, hasher)
-        bag, weights = bag_of(hashes, self.max_words)
+        hashes = word_hashes(words, hasher)
+        bag, weights = bag_of(bag_words(hashes), self.max_words)
         a, b = self._family
         shingles = hasher.shingle_hashes(words, self.order_shingle)
         return BagSignature(
-            bag, weights, min_hashes(bag, a, b), min_hashes(shingles, a, b),
+            bag, weights, bit_minimums(bag, a, b), bit_minimums(shingles, a, b),
             word_codes(hashes, self.reword_words),
         )
 
@@ -339,7 +334,7 @@ class BagMethod:
         minimums = signature.region
         if len(region) >= MIN_REGION_WORDS:
             words, _ = bag_of(word_keys(region, hasher), self.max_words)
-            minimums = min_hashes(words, *self._family)
+            minimums = bit_minimums(words, *self._family)
         return dataclasses.replace(signature, site=_site_hash(site), region=minimums,
                                    region_words=len(region) if minimums.size else 0)
 
@@ -364,32 +359,13 @@ class BagMethod:
             keys += passage_keys(signature.sequence, self.passage_sample)
         return keys
 
-    def encode(self, signature: BagSignature) -> dict[str, str]:
-        return {
-            "words": array_text(signature.words.astype(">u8")),
-            "weights": array_text(signature.weights.astype(">f2")),  # 3 significant digits suffice
-            "minimums": array_text(signature.minimums.astype(">u8")),
-            "order": array_text(signature.order.astype(">u8")),
-            "sequence": array_text(signature.sequence.astype(">u2")),
-            "subject": array_text(signature.subject.astype(">u8")),
-            "site": f"{signature.site:016x}",
-            "region": array_text(signature.region.astype(">u8")),
-            "region_words": str(signature.region_words),
-        }
+    def encode(self, signature: BagSignature) -> str:
+        return pack_signature(signature)
 
     def decode(self, stored: object) -> BagSignature:
-        assert isinstance(stored, dict)
-        return BagSignature(
-            text_array(stored["words"], ">u8", np.uint64),
-            text_array(stored["weights"], ">f2", np.float32),
-            text_array(stored["minimums"], ">u8", np.uint64),
-            text_array(stored["order"], ">u8", np.uint64),
-            text_array(stored["sequence"], ">u2", np.uint16),
-            text_array(stored.get("subject", ""), ">u8", np.uint64),
-            int(stored.get("site", "0"), 16),
-            text_array(stored.get("region", ""), ">u8", np.uint64),
-            int(stored.get("region_words", "0")),
-        )
+        if not isinstance(stored, str):
+            raise ValueError("a bag signature is stored as one packed string")
+        return unpack_signature(stored)
 
     def similarity(self, a: BagSignature, b: BagSignature) -> float:
         return weighted_jaccard(a, b)

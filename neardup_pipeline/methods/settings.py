@@ -165,7 +165,7 @@ class BagSettings:
         ),
     )
     passage_sample: int = field(
-        default=16,
+        default=32,
         metadata=doc(
             "Containment across sites, lookup: one 3-word run in this many is sampled (by its "
             "hash) and each two consecutive samples are a key, so an article inside a longer "

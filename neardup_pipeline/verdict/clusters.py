@@ -199,15 +199,16 @@ def _offer(store: ClusterStore, root: str, offers: Sequence[Offer]) -> str:
 
 def cluster_members(
     index: FingerprintIndex, store: ClusterStore, root: str, start: IndexEntry,
-    limit: int = 100_000,
+    keyed: Callable[[IndexEntry], IndexEntry], limit: int = 100_000,
 ) -> dict[str, IndexEntry]:
     """The stored members of cluster `root`: each joined by matching, so sharing a key with, a
-    member found before it, and a walk over shared keys from any member reaches them all."""
+    member found before it, and a walk over shared keys from any member reaches them all.
+    `keyed` gives a stored entry its lookup keys (the deduplicator's `keyed`)."""
     found: dict[str, IndexEntry] = {start.doc_id: start}
     seen = {start.doc_id}
     frontier = [start]
     while frontier and len(seen) < limit:
-        ids = index.candidates(frontier.pop().keys) - seen
+        ids = index.candidates(keyed(frontier.pop()).keys) - seen
         seen |= ids
         entries = index.get(ids)
         roots = store.roots({cluster_of(e) for e in entries.values()})

@@ -31,6 +31,7 @@ from neardup_pipeline.index.base import (
 )
 from neardup_pipeline.index.clusters import ClusterStore, Offer
 from neardup_pipeline.index.memory import MemoryIndex
+from neardup_pipeline.methods.contract import lookup_keys
 from neardup_pipeline.text.canonical import url_key
 from neardup_pipeline.verdict.batch import (
     PrefetchedClusters,
@@ -171,6 +172,13 @@ class Deduplicator:
             scores[name] = max(scores.get(name, 0.0), sim)
         return sims, None if best is None else Match(entry.doc_id, cluster, *best)
 
+    def keyed(self, entry: IndexEntry) -> IndexEntry:
+        """`entry` with its lookup keys made again by its methods from its signatures: an index
+        keeps keys to search, not to read back, so an entry read from one may have none."""
+        return IndexEntry(entry.doc_id, entry.signatures,
+                          lookup_keys(self.fingerprinter.methods, self._decoded(entry)),
+                          entry.meta)
+
     def _decoded(self, entry: IndexEntry) -> dict[str, Any]:
         """A stored entry's signatures, decoded once: the same originals are candidates again and
         again (a site's copies), and base64 + JSON decoding is most of a verification."""
@@ -293,7 +301,8 @@ class Deduplicator:
         name, successor = fp.doc_id, None
         if previous is not None:
             if changed(previous, fp, self.fingerprinter) and not self._rejoins(previous, found):
-                name, successor = leave(self.clusters, self.index, previous, fp, self._demote)
+                name, successor = leave(self.clusters, self.index, previous, fp, self._demote,
+                                        self.keyed)
             else:
                 name = cluster_of(previous)
         facts = page_facts(fp.doc_id, url, fp.canonical_url, time.time(), found.named_by_member)
@@ -381,7 +390,7 @@ class Deduplicator:
             meta = {**entry.meta, "duplicate_of": canonical, "similarity": similarity,
                     "method": method}
             meta.pop("to_original", None)
-            self.index.add(IndexEntry(doc_id, entry.signatures, entry.keys, meta))
+            self.index.add(IndexEntry(doc_id, entry.signatures, self.keyed(entry).keys, meta))
 
     @property
     def batchable(self) -> bool:
@@ -448,7 +457,7 @@ class Deduplicator:
             return verdicts
         others = MemoryIndex()
         for entry in earlier:
-            others.add(entry)  # a later record of the same page replaces an earlier one
+            others.add(self.keyed(entry))  # a later record of a page replaces an earlier one
         settled: list[Verdict] = []
         for fp, verdict, url in decided:
             if verdict.status != "ok" or fp.status != "ok":

@@ -4,6 +4,8 @@ cluster it left picks its canonical again among the members that remain."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from neardup_pipeline.fingerprint import Fingerprint, Fingerprinter
 from neardup_pipeline.index.base import FingerprintIndex, IndexEntry, cluster_of
 from neardup_pipeline.index.clusters import ClusterStore
@@ -21,7 +23,7 @@ def changed(previous: IndexEntry, fp: Fingerprint, fingerprinter: Fingerprinter)
 
 def leave(
     store: ClusterStore, index: FingerprintIndex, previous: IndexEntry, fp: Fingerprint,
-    demote: tuple[str, ...],
+    demote: tuple[str, ...], keyed: Callable[[IndexEntry], IndexEntry],
 ) -> tuple[str, str | None]:
     """The name a changed page takes on leaving its cluster (its id and content hash: the old
     cluster may be named after it; `doc_id_of` reads the id back), and, when it was that
@@ -30,7 +32,7 @@ def leave(
     held = store.canonicals([root]).get(root)
     successor = None
     if held is not None and held[1] == fp.doc_id:
-        members = cluster_members(index, store, root, previous)
+        members = cluster_members(index, store, root, previous, keyed)
         members.pop(fp.doc_id, None)
         offers = [offer_of(entry_facts(m, named=_named(store, m, members)), demote)
                   for m in members.values()]

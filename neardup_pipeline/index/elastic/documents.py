@@ -74,11 +74,13 @@ def fingerprint_source(entry: IndexEntry) -> dict[str, Any]:
 
 
 def entry_from(source: Mapping[str, Any]) -> IndexEntry:
-    """An IndexEntry from a stored fingerprint document."""
+    """An IndexEntry from a fingerprint document: as written (a write log's record), with its
+    keys; as the fingerprint index returns it, without (its `_source` leaves them out)."""
     methods = source.get("key_methods") or [
         name[: -len("_keys")] for name in source if name.endswith("_keys")
     ]
-    keys = {method: list(source.get(f"{method}_keys") or []) for method in methods}
+    keys = {method: list(found) for method in methods
+            if (found := source.get(f"{method}_keys"))}
     return IndexEntry(
         doc_id=source["doc_id"],
         signatures=dict(source.get("signatures") or {}),

@@ -32,6 +32,7 @@ from neardup_pipeline.index.base import (
     Membership,
     close_at_exit,
     closed_before_exit,
+    layout_changed,
     membership_of,
     params_mismatch,
 )
@@ -205,6 +206,14 @@ class ElasticIndex(ClosesOnExit):
                 f"{describe(exc)}"
             ) from exc
         diff = params_mismatch(stored or {}, params)
+        if diff is not None and layout_changed(stored or {}, params):
+            raise IndexParamsError(
+                f"Elasticsearch index {self.fingerprint_index!r} stores its fingerprints in a "
+                f"layout this version does not read ({diff}); rebuild it under a new name: "
+                "`neardup dedup PAGES.jsonl -o OUT.jsonl --backend URL --fingerprint-index NEW` "
+                "(PAGES.jsonl: the crawl's feed), or `neardup hygiene --es URL --pages-index "
+                "PAGES --fingerprint-index NEW` for an index of documents"
+            )
         if diff is not None:
             raise IndexParamsError(
                 f"Elasticsearch index {self.fingerprint_index!r} was built with other parameters "

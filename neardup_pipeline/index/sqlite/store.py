@@ -21,6 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+import pybase64
+
 from neardup_pipeline.errors import IndexParamsError
 from neardup_pipeline.index.base import (
     ClosesOnExit,
@@ -28,6 +31,7 @@ from neardup_pipeline.index.base import (
     Membership,
     close_at_exit,
     closed_before_exit,
+    layout_changed,
     membership_from,
     membership_of,
     params_mismatch,
@@ -107,7 +111,16 @@ class SqliteIndex(ClosesOnExit):
                 self._commit()
                 self._open_simhash(params)
                 return
-        diff = params_mismatch(json.loads(row[0]), params)
+        built = json.loads(row[0])
+        diff = params_mismatch(built, params)
+        if diff is not None and layout_changed(built, params):
+            raise IndexParamsError(
+                f"SQLite index {self.path!r} stores its fingerprints in a layout this version "
+                f"does not read ({diff}); rebuild it as a new file from the pages: "
+                f"`neardup dedup PAGES.jsonl -o OUT.jsonl --backend sqlite:NEW.sqlite` "
+                "(PAGES.jsonl: the crawl's feed or any pages as dedup reads them), or crawl "
+                "again into a new file"
+            )
         if diff is not None:
             raise IndexParamsError(
                 f"SQLite index {self.path!r} was built with other parameters ({diff}); "
@@ -125,7 +138,9 @@ class SqliteIndex(ClosesOnExit):
                 method: keys for method, keys in entry.keys.items() if method != "simhash"
             }
             bands = band_keys(keyed)
-            signatures, meta = json.dumps(entry.signatures), json.dumps(_keys_meta(entry))
+            signatures = json.dumps(entry.signatures)
+            meta = json.dumps(_stored_meta(entry, band_keys({
+                method: keys for method, keys in entry.keys.items() if method != "simhash"})))
             # A new doc id (the common case) costs this one statement; a known one is replaced.
             new = self._db.execute(
                 "INSERT INTO docs (doc_id, signatures, meta) VALUES (?, ?, ?)"
@@ -152,9 +167,9 @@ class SqliteIndex(ClosesOnExit):
             if simhash is not None:
                 simhash.add(entry, fingerprint, replaced=not new)
             write_bands(self._db, entry.doc_id, doc, bands)
-            self._entry_cache.put(entry.doc_id, IndexEntry(
-                entry.doc_id, dict(entry.signatures), {m: list(k) for m, k in entry.keys.items()},
-                dict(entry.meta),
+            self._entry_cache.put(entry.doc_id, IndexEntry(  # as a read of its row returns it
+                entry.doc_id, dict(entry.signatures),
+                {m: list(k) for m, k in entry.keys.items() if m == "simhash"}, dict(entry.meta),
             ), len(signatures) + len(meta))
             self._membership_cache.put(entry.doc_id, membership)
             self._pending += 1
@@ -172,22 +187,19 @@ class SqliteIndex(ClosesOnExit):
         """Overwrite a stored entry and delete the band rows of its old keys the new `bands` lack.
         Returns the document's number (None: it has none yet) and the band rows still to insert.
         Lock and write lock held, caches current."""
-        cached = self._entry_cache.get(doc_id)
-        if cached is not None:
-            old_keys = cached.keys
-        else:
-            (old_meta,) = self._db.execute(
-                "SELECT meta FROM docs WHERE doc_id = ?", (doc_id,)
-            ).fetchone()
-            old_keys = json.loads(old_meta).get("_keys", {})
-        if "simhash" in old_keys and not self._db.execute(
+        (old_meta,) = self._db.execute(
+            "SELECT meta FROM docs WHERE doc_id = ?", (doc_id,)
+        ).fetchone()
+        stored = json.loads(old_meta)
+        old = unpacked_bands(stored.get(BANDS_META, ""))
+        simhash_keys = stored.get(KEYS_META, {}).get("simhash")
+        if simhash_keys and self._db.execute(
             "DELETE FROM simhash_keyed WHERE doc_id = ? RETURNING 1", (doc_id,)
-        ).fetchall():  # its simhash keys were the tables' (simhash_rows), not band rows
-            old_keys = {method: keys for method, keys in old_keys.items() if method != "simhash"}
+        ).fetchall():  # its simhash keys were band rows, not the tables' (simhash_rows)
+            old |= band_keys({"simhash": simhash_keys})
         self._db.execute(
             "UPDATE docs SET signatures = ?, meta = ? WHERE doc_id = ?", (signatures, meta, doc_id)
         )
-        old = band_keys(old_keys)
         if not old and not bands:  # no rows before, none now: its number, if any, is not needed
             return None, bands
         doc = doc_number(self._db, doc_id)
@@ -349,7 +361,8 @@ def _entry_row(row: Any) -> tuple[IndexEntry, int]:
     """A `docs` row as an entry, weighed by its stored JSON's size."""
     doc_id, signatures, meta = row
     meta_obj = json.loads(meta)
-    keys = meta_obj.pop("_keys", {})
+    keys = meta_obj.pop(KEYS_META, {})
+    meta_obj.pop(BANDS_META, None)
     return IndexEntry(doc_id, json.loads(signatures), keys, meta_obj), len(signatures) + len(meta)
 
 
@@ -363,6 +376,24 @@ def _json_or_null(value: object) -> str | None:
     return None if value is None else json.dumps(value)
 
 
-def _keys_meta(entry: IndexEntry) -> dict[str, Any]:
-    """Metadata with the entry's keys kept beside it, so get() returns the entry whole."""
-    return {**entry.meta, "_keys": entry.keys}
+# What a `docs` row's meta holds beside the entry's own: its band rows (their 64-bit values,
+# base64), so that a replaced entry's rows are found, and its simhash keys, which the tables
+# (sqlite/simhash.py) may take over. Other keys are not kept: the methods make them again from
+# the signatures (the deduplicator's `keyed`).
+BANDS_META = "_bands"
+KEYS_META = "_keys"
+
+
+def _stored_meta(entry: IndexEntry, bands: set[int]) -> dict[str, Any]:
+    meta = {**entry.meta, BANDS_META: packed_bands(bands)}
+    if "simhash" in entry.keys:
+        meta[KEYS_META] = {"simhash": entry.keys["simhash"]}
+    return meta
+
+
+def packed_bands(bands: set[int]) -> str:
+    return pybase64.b64encode_as_string(np.array(sorted(bands), "<i8").tobytes())
+
+
+def unpacked_bands(text: str) -> set[int]:
+    return set(np.frombuffer(pybase64.b64decode(text), "<i8").tolist())
