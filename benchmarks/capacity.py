@@ -70,10 +70,15 @@ from benchmarks.provenance import measured_at
 from neardup_pipeline.fingerprint import Document, Fingerprinter
 from neardup_pipeline.index.base import IndexEntry
 from neardup_pipeline.index.elastic.documents import es_id, fingerprint_source, page_source
+from neardup_pipeline.index.elastic.mappings import load_mapping
 from neardup_pipeline.index.elastic.store import ElasticIndex
 from neardup_pipeline.index.memory import MemoryIndex
-from neardup_pipeline.methods.bag import MINIMUM_BITS, WORD_BITS, BagSignature
-from neardup_pipeline.methods.bag_signature import CODE_SHIFT
+from neardup_pipeline.methods.bag_signature import (
+    CODE_SHIFT,
+    MINIMUM_BITS,
+    WORD_BITS,
+    BagSignature,
+)
 from neardup_pipeline.methods.contract import lookup_keys
 from neardup_pipeline.verdict.deduplicator import Deduplicator
 
@@ -360,13 +365,16 @@ def lookups(index: ElasticIndex, asked: Sequence[Mapping[str, Sequence[str]]],
         index.candidates(keys)
     single: list[float] = []
     candidates = hits = 0
+    queries_before = shard_queries(index)
     for keys, original in zip(asked, expected, strict=True):
         started = time.perf_counter()
         found = index.candidates(keys)
         single.append(time.perf_counter() - started)
         candidates += len(found)
         hits += original is not None and original in found
-    rows = [{"lookup": "`search`", "pages": 1, "seconds": single}]
+    per_lookup = (shard_queries(index) - queries_before) / len(asked)
+    rows = [{"lookup": "`search`", "pages": 1, "seconds": single,
+             "shard_queries": per_lookup}]
     for size in batches:
         timed: list[float] = []
         fetched: list[float] = []
@@ -381,6 +389,21 @@ def lookups(index: ElasticIndex, asked: Sequence[Mapping[str, Sequence[str]]],
         rows.append({"lookup": "`msearch`", "pages": size, "seconds": timed})
         rows.append({"lookup": "`msearch` + `mget`", "pages": size, "seconds": fetched})
     return rows, candidates, hits
+
+
+def shard_queries(index: ElasticIndex) -> int:
+    """Shard-level query phases the fingerprint index has run, every copy counted: what a
+    lookup costs the cluster grows with the shards it asks."""
+    stats = index.client.indices.stats(index=index.fingerprint_index, metric="search")
+    return int(stats["_all"]["total"]["search"]["query_total"])
+
+
+def create_sharded(client: Elasticsearch, name: str, shards: int) -> None:
+    """The fingerprint index as neardup makes it, with `shards` primary shards (neardup keeps
+    an index that exists and adds only the fields it lacks)."""
+    body = load_mapping("fingerprints")
+    settings = {**body["settings"]["index"], "number_of_shards": shards}
+    client.indices.create(index=name, settings={"index": settings}, mappings=body["mappings"])
 
 
 def disk_free(path: str) -> int:
@@ -406,6 +429,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="append each size's figures as a JSON line")
     parser.add_argument("--keep", action="store_true", help="keep the indices afterwards")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--shards", type=int, default=0,
+                        help="primary shards of the fingerprint index (default: neardup's)")
     args = parser.parse_args()
 
     if args.base_cache and args.base_cache.exists():
@@ -423,6 +448,8 @@ def main() -> int:
         server = str(next(iter(client.nodes.info()["nodes"].values()))["version"])
     except ApiError:
         server = "(version not reported)"
+    if args.shards:
+        create_sharded(client, fname, args.shards)
     index = ElasticIndex(client, fingerprint_index=fname, pages_index=pname, ordered=False)
     rng = random.Random(args.seed + 2)
     loaded = {fname: 0, pname: 0}
@@ -536,7 +563,8 @@ def report(result: dict[str, Any], fname: str, pname: str) -> None:
             print(f"\n_disk_usage {name}: " + ", ".join(
                 f"{k} {v / 2**20:,.1f} MiB" for k, v in sorted(usage.items())))
     print(f"\n{result['candidates']:,} candidates in all; near-copies finding their original: "
-          f"{result['found']}")
+          f"{result['found']}; shard-level queries a lookup (`search`): "
+          f"{result['rows'][0]['shard_queries']:.2f}")
     print(f"\nnode segments: {result.get('node_segments')}; disk free "
           f"{result['disk_free'] / 2**30:.1f} GiB", flush=True)
 

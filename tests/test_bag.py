@@ -13,12 +13,12 @@ from neardup_pipeline.index import MemoryIndex
 from neardup_pipeline.methods.bag import (
     PASSAGE_PREFIX,
     BagMethod,
-    BagSignature,
     bag_of,
     band_keys,
     passage_keys,
     weighted_jaccard,
 )
+from neardup_pipeline.methods.bag_signature import BagSignature
 from neardup_pipeline.sketch.shingles import ShingleHasher
 
 WORDS = [f"word{i % 400}" for i in range(1200)]

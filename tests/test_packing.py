@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.fingerprint import Document, Fingerprinter
+from neardup_pipeline.index.sqlite.signatures import pack_signatures, unpack_signatures
 from neardup_pipeline.methods.bag_signature import (
     BagSignature,
     pack_signature,
@@ -91,3 +92,19 @@ def test_a_string_of_another_layout_is_refused() -> None:
         unpack_signature("not base64!")
     with pytest.raises(ValueError, match="layout 2"):
         unpack_signature(pybase64.b64encode_as_string(bytes([2]) + bytes(60)))
+
+
+@given(st.dictionaries(
+    st.text(min_size=1, max_size=12),
+    st.one_of(st.binary(max_size=64).map(pybase64.b64encode_as_string), st.text(max_size=30),
+              st.integers(), st.dictionaries(st.text(max_size=5), st.text(max_size=20))),
+    max_size=5))
+def test_a_sqlite_row_gives_back_every_stored_signature_as_it_was(
+        signatures: dict[str, object]) -> None:
+    assert unpack_signatures(pack_signatures(signatures)) == signatures
+
+
+def test_base64_signatures_are_kept_as_their_bytes() -> None:
+    packed = pybase64.b64encode_as_string(bytes(range(256)) * 4)
+    blob = pack_signatures({"bag": packed, "simhash": "00000000000000ff", "other": "sig-x"})
+    assert len(blob) < len(packed) * 3 // 4 + 100

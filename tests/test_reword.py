@@ -21,7 +21,8 @@ from rapidfuzz.distance import Levenshtein
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import open_index
-from neardup_pipeline.methods.bag import BagMethod, BagSignature
+from neardup_pipeline.methods.bag import BagMethod
+from neardup_pipeline.methods.bag_signature import BagSignature
 from neardup_pipeline.methods.minhash import resemblance
 from neardup_pipeline.methods.registry import build_methods
 from neardup_pipeline.methods.reword import EditPattern, RewordRule, edit_pattern

@@ -207,6 +207,28 @@ def test_a_file_of_an_older_layout_is_refused(tmp_path: Path) -> None:
     assert "bands" not in tables
 
 
+def test_a_file_whose_entries_hold_json_signatures_is_refused_with_the_rebuild(
+        tmp_path: Path) -> None:
+    """A file of the band layout written before signatures were kept as blobs: refused at open
+    with the command that rebuilds it; an empty one of that layout is taken on."""
+    path = tmp_path / "fp.sqlite"
+    index = SqliteIndex(path)
+    index.add(keyed("a", 0x1234, bag=["1:a"]))
+    index.close()
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM params WHERE name = 'docs'")
+    with pytest.raises(IndexFailure, match=r"older layout.*neardup dedup PAGES\.jsonl"):
+        SqliteIndex(path)
+    empty = tmp_path / "empty.sqlite"
+    SqliteIndex(empty).close()
+    with sqlite3.connect(empty) as db:
+        db.execute("DELETE FROM params WHERE name = 'docs'")
+    reopened = SqliteIndex(empty)
+    reopened.add(keyed("b", 0x5678, bag=["1:b"]))
+    assert reopened.get(["b"])["b"].signatures == keyed("b", 0x5678).signatures
+    reopened.close()
+
+
 def test_a_file_of_another_band_hash_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "fp.sqlite"
     SqliteIndex(path).close()

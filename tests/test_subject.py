@@ -17,7 +17,8 @@ import pytest
 from neardup_pipeline import Deduplicator, Document, Fingerprinter, NearDupConfig
 from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index import MemoryIndex
-from neardup_pipeline.methods.bag import BagMethod, BagSignature, template_twins, term_counts
+from neardup_pipeline.methods.bag import BagMethod, template_twins, term_counts
+from neardup_pipeline.methods.bag_signature import BagSignature
 from neardup_pipeline.text.normalize import Normalizer
 from neardup_pipeline.text.subject import leans_on_own_subject, subject_words
 from tests.corpora import Page, installation_guide_pages, postgresql_pages

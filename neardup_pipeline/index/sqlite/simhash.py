@@ -34,6 +34,7 @@ from neardup_pipeline.index.sqlite.bands import (
     signed,
 )
 from neardup_pipeline.index.sqlite.permuted import PermutedTables
+from neardup_pipeline.index.sqlite.signatures import unpack_signatures
 from neardup_pipeline.methods.simhash import block_keys
 
 
@@ -151,7 +152,8 @@ class SimhashRows:
             ).fetchone()
             if row is None:
                 continue
-            entry = IndexEntry(doc_id, json.loads(row[0]), json.loads(row[1]).get("_keys", {}))
+            entry = IndexEntry(doc_id, unpack_signatures(row[0]),
+                               json.loads(row[1]).get("_keys", {}))
             fingerprint = self.fingerprint(entry)
             if fingerprint is not None:
                 others = band_keys({m: k for m, k in entry.keys.items() if m != "simhash"})

@@ -1,6 +1,7 @@
 """Embedded, persistent index in one SQLite file (the default backend: no server).
 
-Each entry's signatures and metadata are stored as JSON in `docs`, its lookup keys as band rows
+Each entry's signatures (one blob, sqlite/signatures.py) and metadata (JSON) are stored in
+`docs`, its lookup keys as band rows
 (sqlite/bands.py), its cluster and similarity to the cluster's original in the small
 `memberships` table as well, so a lookup groups its candidates by cluster without reading
 signatures (verdict.py verifies a cluster through its original first). Simhash keys, once the
@@ -49,6 +50,7 @@ from neardup_pipeline.index.sqlite.cache import RECENT_ENTRY_BYTES, RECENT_MEMBE
 from neardup_pipeline.index.sqlite.clusters import SqliteClusters
 from neardup_pipeline.index.sqlite.failures import sqlite_errors, translated
 from neardup_pipeline.index.sqlite.schema import connect
+from neardup_pipeline.index.sqlite.signatures import pack_signatures, unpack_signatures
 from neardup_pipeline.index.sqlite.simhash import SimhashRows
 
 V = TypeVar("V")
@@ -138,7 +140,7 @@ class SqliteIndex(ClosesOnExit):
                 method: keys for method, keys in entry.keys.items() if method != "simhash"
             }
             bands = band_keys(keyed)
-            signatures = json.dumps(entry.signatures)
+            signatures = pack_signatures(entry.signatures)
             meta = json.dumps(_stored_meta(entry, band_keys({
                 method: keys for method, keys in entry.keys.items() if method != "simhash"})))
             # A new doc id (the common case) costs this one statement; a known one is replaced.
@@ -182,7 +184,7 @@ class SqliteIndex(ClosesOnExit):
                 simhash.merge(self._commit)
 
     def _replace(
-        self, doc_id: str, signatures: str, meta: str, bands: set[int]
+        self, doc_id: str, signatures: bytes, meta: str, bands: set[int]
     ) -> tuple[int | None, set[int]]:
         """Overwrite a stored entry and delete the band rows of its old keys the new `bands` lack.
         Returns the document's number (None: it has none yet) and the band rows still to insert.
@@ -363,7 +365,8 @@ def _entry_row(row: Any) -> tuple[IndexEntry, int]:
     meta_obj = json.loads(meta)
     keys = meta_obj.pop(KEYS_META, {})
     meta_obj.pop(BANDS_META, None)
-    return IndexEntry(doc_id, json.loads(signatures), keys, meta_obj), len(signatures) + len(meta)
+    return IndexEntry(doc_id, unpack_signatures(signatures), keys, meta_obj), \
+        len(signatures) + len(meta)
 
 
 def _membership_row(row: Any) -> tuple[Membership, int]:
