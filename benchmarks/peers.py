@@ -1,7 +1,7 @@
 """neardup against the peer libraries: same pages, same process, same run, one table.
 
 Usage: python benchmarks/peers.py [--pages N] [--rounds R] [--peers NAME ...] [--cache DIR]
-                                  [--corpora NAME ...] [--no-write]
+                                  [--corpora NAME ...] [--no-write] [--whole]
 
 Corpora (all real HTML):
 - postgresql: the 15.18 and 15.20 manuals from ../shared/data; gold = same page name.
@@ -37,6 +37,15 @@ Peers, each with the companions a user would pick for it:
 neardup gets each page's URL as a crawl would (the manuals on their project's site, a copy on
 its host's site): its site decides whether containment may match two pages. The peers read the
 HTML alone.
+
+With --whole, the stacks run as a user runs them instead, each a whole process (interpreter
+start-up and imports included) over the corpus as one JSONL file (the HTML decoded beforehand,
+the same for both), one output line per page naming its cluster: `neardup dedup INPUT -o OUT`
+(memory index, default methods) and the fastest stack assembled from libraries,
+benchmarks/fast_stack.py (selectolax's lexbor parser for the body text, rensa's RMinHash over
+word 5-shingles with RMinHashLSH, threshold 0.8). Wall time and CPU time (user + system,
+os.wait4) are the process's own; the fastest of R rounds counts. That
+table is a section of its own in PEERS.md, rewritten by --whole alone.
 
 Every peer indexes every page with text (duplicates too); a page joins the cluster of its first
 found near-duplicate (neardup: of its verdict). Scores are pairwise precision/recall/F1 of those
@@ -74,6 +83,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.corpora import installation_guide_pages, postgresql_pages
 from benchmarks.cross_site_copies import DEFAULT_COPIES, make_set
+from benchmarks.peers_whole import kept_section, run_whole, whole_section, with_section
 from benchmarks.provenance import git_state, machine
 
 CACHE = Path.home() / ".cache" / "neardup" / "bench"
@@ -619,6 +629,9 @@ def main() -> int:
     parser.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=list(CORPORA),
                         help="only these corpora (default: all)")
     parser.add_argument("--no-write", action="store_true", help=f"do not write {RESULTS.name}")
+    parser.add_argument("--whole", action="store_true",
+                        help="whole processes instead: neardup dedup and the selectolax + rensa "
+                        f"stack (their own section of {RESULTS.name})")
     args = parser.parse_args()
 
     corpora: list[Corpus] = []
@@ -635,6 +648,8 @@ def main() -> int:
         sizes = sorted(len(p.html) for p in c.pages)
         print(f"[peers] {c.name}: {len(c.pages)} pages, median {sizes[len(sizes) // 2] / 1024:.1f}"
               f" KB, {len(gold_pairs(c))} gold pairs ({c.note})", file=sys.stderr)
+    if args.whole:
+        return main_whole(args, corpora)
 
     peers: list[Peer] = []
     skipped: list[str] = []  # a table without one of the peers is not the comparison
@@ -711,7 +726,25 @@ def main() -> int:
               "pip install '.[bench]' (or name the peers wanted with --peers)", file=sys.stderr)
         return 1
     if not args.no_write:
-        RESULTS.write_text(report, encoding="utf-8")
+        kept = kept_section(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else ""
+        RESULTS.write_text(report + ("\n" + kept if kept else ""), encoding="utf-8")
+        print(f"\n[peers] written to {RESULTS}", file=sys.stderr)
+    return 0
+
+
+def main_whole(args: argparse.Namespace, corpora: list[Corpus]) -> int:
+    """--whole: the whole-process table, its own section of PEERS.md."""
+    results = run_whole(corpora, args.rounds)
+    command = "python benchmarks/peers.py --whole" + "".join([
+        f" --pages {args.pages}" if args.pages else "",
+        f" --rounds {args.rounds}" if args.rounds > 1 else "",
+        f" --corpora {' '.join(args.corpora)}" if tuple(args.corpora) != CORPORA else "",
+    ])
+    section = whole_section(results, corpora, command, prf, gold_pairs)
+    print(section, end="")
+    if not args.no_write:
+        markdown = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
+        RESULTS.write_text(with_section(markdown, section), encoding="utf-8")
         print(f"\n[peers] written to {RESULTS}", file=sys.stderr)
     return 0
 

@@ -8,11 +8,13 @@ from neardup_pipeline.lazy import loader
 
 if TYPE_CHECKING:
     from neardup_pipeline.config import NearDupConfig
-    from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
+    from neardup_pipeline.document import Document
+    from neardup_pipeline.fingerprint import Fingerprint, Fingerprinter
     from neardup_pipeline.index import open_index
     from neardup_pipeline.scrapy.addon import NearDupAddon
     from neardup_pipeline.scrapy.pipeline import NearDupPipeline
-    from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
+    from neardup_pipeline.verdict.deduplicator import Deduplicator
+    from neardup_pipeline.verdict.verdict import Verdict
 
 __all__ = [
     "Deduplicator",
@@ -31,13 +33,13 @@ __version__ = "0.1.0"
 # neither Scrapy nor the index start without importing them.
 _HOMES = {
     "Deduplicator": "neardup_pipeline.verdict.deduplicator",
-    "Document": "neardup_pipeline.fingerprint",
+    "Document": "neardup_pipeline.document",
     "Fingerprint": "neardup_pipeline.fingerprint",
     "Fingerprinter": "neardup_pipeline.fingerprint",
     "NearDupAddon": "neardup_pipeline.scrapy.addon",
     "NearDupConfig": "neardup_pipeline.config",
     "NearDupPipeline": "neardup_pipeline.scrapy.pipeline",
-    "Verdict": "neardup_pipeline.verdict.deduplicator",
+    "Verdict": "neardup_pipeline.verdict.verdict",
     "open_index": "neardup_pipeline.index",
 }
 

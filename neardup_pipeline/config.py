@@ -21,11 +21,13 @@ from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.index.elastic.redaction import redact_url, split_userinfo
 from neardup_pipeline.index.elastic.settings import ElasticSettings
 from neardup_pipeline.index.sqlite.spec import SQLITE_SCHEME, sqlite_path
-from neardup_pipeline.methods.anchors.method import AnchorsSettings
-from neardup_pipeline.methods.bag import BagSettings
-from neardup_pipeline.methods.minhash import MinhashSettings
-from neardup_pipeline.methods.rarewords import RarewordsSettings
-from neardup_pipeline.methods.simhash import SimhashSettings
+from neardup_pipeline.methods.settings import (
+    AnchorsSettings,
+    BagSettings,
+    MinhashSettings,
+    RarewordsSettings,
+    SimhashSettings,
+)
 from neardup_pipeline.scrapy.settings import ScrapySettings, TagFields
 from neardup_pipeline.setting import doc
 from neardup_pipeline.sketch.settings import SketchSettings

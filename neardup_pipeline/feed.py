@@ -7,8 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from neardup_pipeline.document import Document
 from neardup_pipeline.errors import InputError
-from neardup_pipeline.fingerprint import Document
 
 
 def parse_document(line: str) -> Document:

@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.document import Document as Document
 from neardup_pipeline.methods.anchors.model import AnchorModel
 from neardup_pipeline.methods.contract import (
     CorpusStats,
@@ -41,17 +42,6 @@ def language_sample(text: str, region: str) -> str:
             2 * region_words > len(text.split(None, 2 * region_words)):
         return region
     return text
-
-
-@dataclass(frozen=True)
-class Document:
-    """One page or text to check. `html` may be bytes (decoded by declared or detected charset)."""
-
-    doc_id: str
-    html: str | bytes | None = None
-    text: str | None = None
-    url: str | None = None
-    encoding: str | None = None
 
 
 @dataclass(frozen=True)

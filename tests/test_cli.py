@@ -314,25 +314,55 @@ def test_each_command_lives_in_its_own_module(capsys: pytest.CaptureFixture[str]
         assert about in " ".join(listed.split())  # each help line, listed without its module
 
 
-def test_a_command_imports_only_its_own_module() -> None:
-    """`neardup --version` and `neardup dedup` start without Elasticsearch, Scrapy, the
-    hygiene code or bs4: those load with the commands and pages that use them."""
-    probe = (
-        "import sys\n"
-        "from neardup_pipeline.cli.main import main\n"
-        "try:\n"
-        "    main(sys.argv[1:])\n"
-        "except SystemExit:  # --version exits from the parser\n"
-        "    pass\n"
-        "heavy = ('elasticsearch', 'scrapy', 'neardup_pipeline.hygiene', 'bs4', 'tldextract',\n"
-        "         'neardup_pipeline.cli.hygiene', 'neardup_pipeline.cli.report')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))\n"
-    )
-    for argv in (["--version"], ["dedup", "/dev/null"]):
-        run = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
-                             text=True, timeout=60, check=False)
-        assert run.returncode == 0, run.stderr
-        assert run.stdout.strip().splitlines()[-1] == "[]", (argv, run.stdout)
+# What `neardup` runs in a fresh interpreter, then the loaded modules it names.
+LOADED_PROBE = (
+    "import json, sys\n"
+    "from neardup_pipeline.cli.main import main\n"
+    "try:\n"
+    "    main(sys.argv[2:])\n"
+    "except SystemExit:  # --version exits from the parser\n"
+    "    pass\n"
+    "named = sys.argv[1].split(',')\n"
+    "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in named or m in named)))\n"
+)
+
+
+def loaded(argv: list[str], modules: tuple[str, ...]) -> list[str]:
+    """Which of `modules` (top-level names, or full module names) `neardup argv` imports."""
+    run = subprocess.run([sys.executable, "-c", LOADED_PROBE, ",".join(modules), *argv],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stderr
+    return list(json.loads(run.stdout.strip().splitlines()[-1]))
+
+
+def test_a_command_imports_only_its_own_module(tmp_path: Path) -> None:
+    """`neardup --version` and `neardup dedup` start without Elasticsearch, Scrapy, PySpark,
+    the hygiene code or bs4: those load with the commands and pages that use them."""
+    heavy = ("elasticsearch", "elastic_transport", "scrapy", "twisted", "pyspark", "bs4",
+             "tldextract", "neardup_pipeline.hygiene", "neardup_pipeline.cli.hygiene",
+             "neardup_pipeline.cli.report")
+    sqlite = f"sqlite:{tmp_path / 'index.sqlite'}"
+    out = str(tmp_path / "out.jsonl")
+    for argv in (["--version"], ["dedup", "/dev/null"], ["dedup", "/dev/null", "-o", out],
+                 ["dedup", "/dev/null", "-o", out, "--backend", sqlite]):
+        assert loaded(argv, heavy) == [], argv
+
+
+def test_options_and_config_are_checked_before_numpy_loads(tmp_path: Path) -> None:
+    """Parsing, building and validating the configuration need none of the pipeline's code: an
+    empty input is done, and a bad option refused, before numpy (the first page loads it)."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    out = str(tmp_path / "out.jsonl")
+    every = ["--method", "simhash", "--method", "minhash", "--method", "bag",
+             "--method", "rarewords"]
+    assert loaded(["dedup", str(empty), "-o", out, *every], ("numpy",)) == []
+    assert loaded(["dedup", str(empty), "--k", "99"], ("numpy",)) == []  # refused: k < 64
+    assert loaded(["dedup", str(empty), "--processes", "1", "--method", "rarewords"],
+                  ("numpy",)) == []  # refused: rarewords needs the index
+    assert loaded(["dedup", str(empty), "-o", out], ("numpy", "lxml", "tqdm")) == []
+    one = write_jsonl(tmp_path / "one.jsonl", [{"id": "a", "text": "one page of a few words"}])
+    assert "numpy" in loaded(["dedup", str(one), "-o", out], ("numpy",))  # its first page
 
 
 @pytest.mark.parametrize("command", [["dedup", "-"], ["compare", "a.html", "b.html"]])

@@ -8,9 +8,11 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup_pipeline.fingerprint import Document, Fingerprinter
-from neardup_pipeline.text.sniff import binary_kind
+from neardup_pipeline.text.sniff import _head_bytes, binary_kind
 from tests.cli_runner import neardup, write_jsonl
 
 PAGE = b"<html><head><title>T</title></head><body><p>" + b"ordinary words " * 200 + b"</p>"
@@ -97,3 +99,10 @@ def test_a_text_body_counts_its_characters() -> None:
     assert binary_kind(noisy) == "control characters"
     assert binary_kind(noisy.encode()) is None  # 5 bytes a pair of characters: a smaller share
     assert binary_kind("\ud800 text with a lone surrogate " * 50) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=32))
+def test_the_start_of_a_decoded_body_reads_as_its_bytes(head: str) -> None:
+    """Characters below U+0100 are their byte, the others 0x80 (Latin-1 where it can)."""
+    assert _head_bytes(head) == bytes(ord(c) if ord(c) < 0x100 else 0x80 for c in head)

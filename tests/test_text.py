@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_pipeline.text.decode import DETECT_SAMPLE_BYTES, dammit_decode, decode, decode_html
+from neardup_pipeline.text.decode import (
+    DETECT_SAMPLE_BYTES,
+    dammit_decode,
+    declared_in,
+    decode,
+    decode_html,
+)
 from neardup_pipeline.text.extract import html_to_text
 from neardup_pipeline.text.normalize import Normalizer, canonical_text, detect_language
 from tests.corpora import installation_guide_pages, postgresql_pages
@@ -76,6 +82,37 @@ def test_the_utf8_shortcut_decodes_as_unicode_dammit(declared: str | None) -> No
         assert decode(page, declared) == dammit_decode(page, declared), (page[:60], declared)
 
 
+# Pieces of markup around declarations: where bs4's search starts, stops and what it takes.
+_PIECES = [b"<meta charset=", b"<META CHARSET='",
+           b"<meta http-equiv=x content='text/html; charset=", b"<?xml version='1.0' encoding=",
+           b"<?xml encoding='", b"?>", b"'", b'"', b" ", b"/",
+           b";", b">", b"\n", b"utf-8", b"UTF-8", b"latin-1", b"", b"\xff\xfe", b"<p>x</p>",
+           b"\xe9", b"x" * 700, b"  <", b"<  meta"]
+
+
+def _bs4_declared(data: bytes) -> str | None:
+    from bs4.dammit import EncodingDetector
+
+    return EncodingDetector.find_declared_encoding(data, is_html=True)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_the_declaration_is_found_where_bs4_finds_it(pieces: list[bytes]) -> None:
+    """The UTF-8 shortcut reads a page's declaration without loading bs4, as bs4 reads it."""
+    page = b"".join(pieces)
+    assert declared_in(page) == _bs4_declared(page), page
+
+
+def test_declarations_of_real_pages_are_found_where_bs4_finds_them() -> None:
+    pages = [p.html for p in postgresql_pages()[:50]] + [
+        head + body.encode() for head in DECLARATIONS for body in BODIES]
+    pages += [b"<p>" + b"x" * 3000 + b"</p>" + DECLARATIONS[1],  # past the 2,048 searched
+              b"x" * 60_000 + DECLARATIONS[1] + b"y" * 1_000]  # within a twentieth of the page
+    for page in pages:
+        assert declared_in(page) == _bs4_declared(page), page[:80]
+
+
 def test_xhtml_with_encoding_declaration_parses_with_lxml() -> None:
     html = '<?xml version="1.0" encoding="UTF-8"?><html><body><p>é text</p></body></html>'
     extracted = html_to_text(html)
@@ -127,6 +164,78 @@ def test_utf8_bytes_read_in_place_give_what_their_decoded_text_gives(case: bytes
 def test_real_pages_read_in_place_give_what_their_decoded_text_gives() -> None:
     for page in [*postgresql_pages()[::40], *installation_guide_pages()[::60]]:
         _read_alike_from_bytes_and_text(page.html, chromeless=True)
+
+
+_DECLARED_UTF8 = [
+    '<meta charset="utf-8"><p>caf\u00e9 \u2014 \u041f\u0440\u0438\u0432\u0435\u0442</p>',
+    '<?xml version="1.0" encoding="utf-8"?>\n<html><body><p>\u00e9 text role</p></body></html>',
+    '\u3000 <?xml version="1.0"?><meta charset="utf-8"><p>wide space, then a declaration</p>',
+    '\x1c<?XML version="1.0" ?><meta charset="utf-8"><p>a separator is whitespace too</p>',
+    'x <?xml version="1.0"?><meta charset="utf-8"><p>text before: no declaration</p>',
+    '<meta charset="utf-8"><?xml version="1.0"?><p>a declaration later on is markup</p>',
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<meta charset="utf-8"><p>\x00 nul, \x7f del, \U0001f600 astral</p>',
+    '<meta charset="utf-8"><p>' + "x" * 300 + "</p>",
+]
+
+
+@pytest.mark.parametrize("case", [
+    *(page.encode("utf-8") for page in _DECLARED_UTF8),
+    '<meta charset="utf-8"><p>caf\u00e9</p>'.encode() + b"\xed\xa0\x80 a surrogate",
+    '<meta charset="utf-8"><p>caf\u00e9</p>'.encode()[:-6],  # cut between characters: valid
+    '<meta charset="utf-8"><p>\u00e9</p>'.encode()[:26],  # cut inside "\u00e9": not UTF-8
+])
+def test_a_page_read_in_place_is_read_as_its_decoded_text(
+    case: bytes, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page declaring UTF-8 whose bytes are UTF-8 is read from them without being decoded:
+    the same ExtractedText (text, title, encoding, reader, region) as through decode()."""
+    from neardup_pipeline.text import extract
+
+    in_place = [html_to_text(case, chromeless=c) for c in (False, True)]
+    monkeypatch.setattr(extract, "utf8_in_place", lambda data, declared: False)
+    assert in_place == [html_to_text(case, chromeless=c) for c in (False, True)]
+
+
+def test_real_pages_read_in_place_are_read_as_their_decoded_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from neardup_pipeline.text import extract
+
+    pages = [p.html for p in [*postgresql_pages()[::40], *installation_guide_pages()[::60]]]
+    assert any(extract.utf8_in_place(page, None) for page in pages)
+    in_place = [html_to_text(page, chromeless=True) for page in pages]
+    monkeypatch.setattr(extract, "utf8_in_place", lambda data, declared: False)
+    assert in_place == [html_to_text(page, chromeless=True) for page in pages]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"<", b">", b"\xc2", b"\xa0", b"\xe0", b"\xed", b"\x80",
+                                 b"\xbf", b"\x9f", b"\xf0", b"\x90", b"\xf4", b"\x8f", b"\xff",
+                                 b"\xc0", b"\xf5", "\u00e9".encode(), "\u6771".encode(),
+                                 "\U0001f600".encode(), b"x" * 15, b"y" * 16]),
+                max_size=16).map(b"".join))
+def test_utf8_is_validated_as_python_decodes_it(data: bytes) -> None:
+    from neardup_pipeline.text import _textwalk
+
+    try:
+        data.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    assert _textwalk.utf8_valid(data) is valid
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([" ", "\u3000", "\x1c", "\xa0", "x", "<", "?", ">", "<?xml",
+                                 "<?XML", "?>", "\u00e9", "version='1.0'", "\n"]),
+                max_size=10).map("".join))
+def test_the_declaration_is_found_in_the_bytes_as_in_the_text(page: str) -> None:
+    from neardup_pipeline.text import extract
+
+    found = extract._XML_DECLARATION.match(page)
+    expected = len(page[: found.end()].encode()) if found is not None else 0
+    assert extract._declaration_bytes(page.encode()) == expected
 
 
 def test_nul_bytes_and_invalid_utf8_do_not_break_parsing() -> None:

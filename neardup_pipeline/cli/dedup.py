@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import signal
 import sys
@@ -12,11 +11,10 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from tqdm import tqdm
+import xxhash
 
-from neardup_pipeline.cli.anchors import dedup_fingerprinter
 from neardup_pipeline.cli.commands import about
 from neardup_pipeline.cli.inputs import open_input, open_output, parse_document
 from neardup_pipeline.cli.options import (
@@ -28,14 +26,18 @@ from neardup_pipeline.cli.options import (
     es_settings,
 )
 from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.document import Document
 from neardup_pipeline.errors import ConfigError, FingerprintCrash, InputError, NearDupError
-from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
-from neardup_pipeline.index import FingerprintIndex, open_index
 from neardup_pipeline.index.elastic.settings import ElasticSettings
-from neardup_pipeline.methods.rarewords import RarewordsSettings
-from neardup_pipeline.parallel.offload import FingerprintWorkers, can_offload
-from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
-from neardup_pipeline.verdict.verdict import verdict_record
+from neardup_pipeline.methods.settings import RarewordsSettings
+from neardup_pipeline.parallel.eligible import can_offload
+from neardup_pipeline.verdict.verdict import Verdict, verdict_record
+
+if TYPE_CHECKING:
+    from neardup_pipeline.fingerprint import Fingerprint
+    from neardup_pipeline.index import FingerprintIndex
+    from neardup_pipeline.parallel.offload import FingerprintWorkers
+    from neardup_pipeline.verdict.deduplicator import Deduplicator
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,12 +93,14 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     if args.processes and not can_offload(config):
         raise ConfigError("--processes needs methods that fingerprint without the index "
                           "(simhash, minhash, bag, auto)")
+    from neardup_pipeline.index import open_index
+
     index = open_index(config.backend, config)
     bad_lines = 0
     stopped = False  # by an index failure or Ctrl-C, partway: stop_partway has spoken
-    workers = FingerprintWorkers(config, args.processes) if args.processes else None
+    workers = start_workers(config, args.processes)
     try:
-        dedup = Deduplicator(index, config, dedup_fingerprinter(config, args.input))
+        dedup = Pipeline(index, config, args.input)
         decided: list[tuple[Document, Verdict | None]] = []  # None: a repeated id
         read: list[Document] = []  # every document read so far, in input order
         try:
@@ -104,6 +108,8 @@ def cmd_dedup(args: argparse.Namespace) -> int:
                 learn_frequencies(dedup, args.input)
             bad_lines = decide_input(args, config, dedup, workers, decided, read)
         except (NearDupError, KeyboardInterrupt) as exc:
+            if dedup.failed:
+                raise  # refused before any verdict (an index of other parameters): as at start
             stopped = True
             return stop_partway(args, dedup, index, decided, read, exc)
         with open_output(args.output) as out:
@@ -129,7 +135,45 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     return 0
 
 
-def decide_input(args: argparse.Namespace, config: NearDupConfig, dedup: Deduplicator,
+class Pipeline:
+    """The run's Deduplicator, built when the first document needs it: the pipeline's code
+    (numpy, the parser, the methods) loads then, so the options are checked and an empty input
+    is done without it. A failure to build it (an index of other parameters) is `failed`: the
+    run's first error, before any verdict."""
+
+    def __init__(self, index: FingerprintIndex, config: NearDupConfig, corpus: Path) -> None:
+        self.index, self.config, self.corpus = index, config, corpus
+        self._dedup: Deduplicator | None = None
+        self.failed = False
+
+    def __call__(self) -> Deduplicator:
+        if self._dedup is None:
+            from neardup_pipeline.cli.anchors import dedup_fingerprinter
+            from neardup_pipeline.verdict.deduplicator import Deduplicator
+
+            try:
+                self._dedup = Deduplicator(self.index, self.config,
+                                           dedup_fingerprinter(self.config, self.corpus))
+            except BaseException:
+                self.failed = True
+                raise
+        return self._dedup
+
+    def as_clusters_stand(self, verdicts: list[Verdict]) -> list[Verdict]:
+        """Deduplicator.as_clusters_stand; no verdicts (an empty input) need no pipeline."""
+        return self().as_clusters_stand(verdicts) if verdicts else verdicts
+
+
+def start_workers(config: NearDupConfig, processes: int) -> FingerprintWorkers | None:
+    """The child processes that fingerprint (None for none: their code is not loaded)."""
+    if not processes:
+        return None
+    from neardup_pipeline.parallel.offload import FingerprintWorkers
+
+    return FingerprintWorkers(config, processes)
+
+
+def decide_input(args: argparse.Namespace, config: NearDupConfig, dedup: Pipeline,
                  workers: FingerprintWorkers | None,
                  decided: list[tuple[Document, Verdict | None]], read: list[Document]) -> int:
     """Decide every document of the input in batches, appending to `decided` as each batch is
@@ -137,16 +181,13 @@ def decide_input(args: argparse.Namespace, config: NearDupConfig, dedup: Dedupli
     the number of unreadable lines."""
     bad_lines = 0
     with open_input(args.input) as lines:
-        # Through a generator of our own: a disabled tqdm closes what it iterates when closed
-        # (`yield from`), and stdin must stay open for a run stopped partway to read the rest.
-        progress = tqdm((line for line in lines), unit=" docs", disable=not sys.stderr.isatty(),
-                        file=sys.stderr)
+        progress = progress_bar(lines)
         seen: dict[str, bytes] = {}  # id -> digest of its first line's content
 
         def emit(batch: list[Line], fingerprints: list[Fingerprint] | None) -> None:
             docs = [doc for doc, repeated in batch if not repeated]
             with _whole_batch():
-                verdicts = iter(dedup.process_batch(docs, fingerprints))
+                verdicts = iter(dedup().process_batch(docs, fingerprints))
                 decided.extend((doc, None if repeated else next(verdicts))
                                for doc, repeated in batch)
 
@@ -183,6 +224,8 @@ def decide_input(args: argparse.Namespace, config: NearDupConfig, dedup: Dedupli
         if workers is None and remote(config):
             # This thread fingerprints batch n + 1 while another decides batch n: the
             # decisions wait on the server (lookups, bulk writes), which frees the GIL.
+            from neardup_pipeline.fingerprint import Fingerprinter
+
             fingerprinter = Fingerprinter(config)
             with ThreadPoolExecutor(1, thread_name_prefix="neardup-decide") as decider:
                 deciding: Future[None] | None = None
@@ -210,6 +253,19 @@ def decide_input(args: argparse.Namespace, config: NearDupConfig, dedup: Dedupli
     return bad_lines
 
 
+def progress_bar(lines: Iterator[str]) -> Iterator[str]:
+    """The lines, counted on a terminal's stderr (tqdm, whose import reads package metadata: only
+    a run that shows the bar loads it). Through a generator of our own: tqdm closes what it
+    iterates when closed (`yield from`), and stdin must stay open for a run stopped partway to
+    read the rest."""
+    own = (line for line in lines)
+    if not sys.stderr.isatty():
+        return own
+    from tqdm import tqdm
+
+    return iter(tqdm(own, unit=" docs", file=sys.stderr))
+
+
 @contextlib.contextmanager
 def _whole_batch() -> Iterator[None]:
     """Ctrl-C waits for the batch being decided in this (the main) thread: stopped halfway,
@@ -230,10 +286,11 @@ def _whole_batch() -> Iterator[None]:
 
 
 def content_digest(doc: Document) -> bytes:
-    """What a repeated id is compared by: its line's HTML or text, as given."""
+    """What a repeated id is compared by: its line's HTML or text, as given. Compared within
+    this run only, so a fast non-cryptographic 128-bit hash (xxh3) serves."""
     body = doc.html if doc.html is not None else doc.text or ""
     data = body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return xxhash.xxh3_128_digest(data)
 
 
 def remote(config: NearDupConfig) -> bool:
@@ -274,7 +331,7 @@ def write_verdicts(out: IO[str], decided: list[tuple[Document, Verdict | None]],
         out.write("\n")
 
 
-def stop_partway(args: argparse.Namespace, dedup: Deduplicator, index: FingerprintIndex,
+def stop_partway(args: argparse.Namespace, dedup: Pipeline, index: FingerprintIndex,
                  decided: list[tuple[Document, Verdict | None]], read: list[Document],
                  exc: BaseException) -> int:
     """End a run the index failed or Ctrl-C stopped: a line for every input document (the
@@ -347,12 +404,12 @@ def _fingerprints_of(results: Callable[[], list[Fingerprint]]) -> list[Fingerpri
         return None
 
 
-def learn_frequencies(dedup: Deduplicator, path: Path) -> None:
+def learn_frequencies(dedup: Pipeline, path: Path) -> None:
     """First pass of batch mode; unreadable lines are reported by the second pass."""
     with open_input(path) as lines:
         for line in lines:
             if line.strip():
                 try:
-                    dedup.learn(parse_document(line))
+                    dedup().learn(parse_document(line))
                 except InputError:
                     continue

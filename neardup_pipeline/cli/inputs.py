@@ -9,9 +9,9 @@ from typing import IO
 from urllib.parse import unquote, urlparse
 
 from neardup_pipeline.config import NearDupConfig
+from neardup_pipeline.document import Document
 from neardup_pipeline.errors import InputError
 from neardup_pipeline.feed import parse_document
-from neardup_pipeline.fingerprint import Document, Fingerprinter
 
 __all__ = ["corpus_documents", "load_document", "open_input", "open_output", "parse_document"]
 
@@ -55,6 +55,8 @@ def corpus_documents(path: Path) -> Iterator[Document]:
 
 def corpus_texts(path: Path, config: NearDupConfig) -> Iterator[str]:
     """The text each document of a corpus is fingerprinted on, as `config` extracts it."""
+    from neardup_pipeline.fingerprint import Fingerprinter  # the pipeline: once a page is read
+
     extractor = Fingerprinter(config.replace(methods=("simhash",)))
     for doc in corpus_documents(path):
         yield extractor.text_of(doc)[0]

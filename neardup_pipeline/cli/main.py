@@ -18,6 +18,10 @@ from neardup_pipeline.errors import NearDupError
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a reader that went away (`neardup stats | head -1`) ends it quietly."""
+    # numpy's OpenBLAS starts a spinning thread per core when it loads, for matrix products
+    # neardup never makes (its arrays are element-wise work): one thread spares that CPU in
+    # every process a command starts. A value the user set wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         try:
             return _run(argv)

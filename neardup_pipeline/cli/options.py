@@ -15,9 +15,12 @@ from neardup_pipeline.index.elastic.credentials import url_credentials
 from neardup_pipeline.index.elastic.environment import with_environment
 from neardup_pipeline.index.elastic.redaction import split_userinfo
 from neardup_pipeline.index.elastic.settings import ElasticSettings
-from neardup_pipeline.methods.anchors.method import AnchorsSettings
-from neardup_pipeline.methods.minhash import MODES, MinhashSettings
-from neardup_pipeline.methods.simhash import SimhashSettings
+from neardup_pipeline.methods.settings import (
+    MODES,
+    AnchorsSettings,
+    MinhashSettings,
+    SimhashSettings,
+)
 from neardup_pipeline.sketch.settings import HASH_NAMES, SketchSettings
 from neardup_pipeline.text.settings import CONTENTS, TextSettings
 

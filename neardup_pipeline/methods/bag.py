@@ -45,13 +45,11 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.methods.bag_signature import (
     MAX_COUNT,
     MINIMUM_BITS,
@@ -73,7 +71,8 @@ from neardup_pipeline.methods.minhash import (
 from neardup_pipeline.methods.rarewords import distinct_words, sorted_intersection
 from neardup_pipeline.methods.rarewords import weighted_jaccard as weighted_set_jaccard
 from neardup_pipeline.methods.reword import Codes, RewordRule, edit_pattern, word_codes
-from neardup_pipeline.setting import doc
+from neardup_pipeline.methods.settings import WORD_SET_HASHES
+from neardup_pipeline.methods.settings import BagSettings as BagSettings
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.subject import F64Array, leans_on_own_subject
@@ -85,7 +84,6 @@ except ImportError:  # pragma: no cover - a build without the extension
 
 F32Array = npt.NDArray[np.float32]
 
-WORD_SET_HASHES = 84  # minimums of the word set, as many as Broder's shingles: 21 bands of 4
 ORDER_SHINGLE_WORDS = 3  # the word-order check compares 3-word shingles
 # Containment across sites needs a passage to be contained: a page of fewer distinct words (a
 # notice, a caption) is found inside many pages that merely quote it.
@@ -258,88 +256,6 @@ def band_keys(minimums: U64Array, bands: int) -> list[str]:
 @cache
 def _band_prefixes(bands: int) -> tuple[str, ...]:
     return tuple(f"{band}:" for band in range(bands))
-
-
-@dataclass(frozen=True)
-class BagSettings:
-    """What the bag method reads (its 84 word-set minimums are a constant: WORD_SET_HASHES)."""
-
-    PREFIX: ClassVar[str] = "bag_"
-
-    threshold: float = field(default=0.6, metadata=doc("Weighted Jaccard of the two log-TF bags"))
-    bands: int = field(
-        default=21,
-        metadata=doc(
-            "Lookup bands of the 84 word-set minimums (must divide 84; 21 bands of 4: a "
-            "candidate with probability 1 - (1 - s^4)^21)"
-        ),
-    )
-    max_words: int = field(default=4096, metadata=doc("Words kept per page (smallest hashes)"))
-    order_threshold: float = field(
-        default=0.6,
-        metadata=doc("3-word shingle resemblance that must confirm a bag match"),
-    )
-    subject_margin: float = field(
-        default=2.0,
-        metadata=doc(
-            "Template twins by title: two pages whose titles each name a subject word the "
-            "other's lacks, each page naming its own at least this many times more than the "
-            "other page does, are never near-duplicates, whatever any method says; `0` "
-            "turns the check off"
-        ),
-    )
-    reword_max_changed: float = field(
-        default=0.3,
-        metadata=doc(
-            "Below the order threshold: a match when the aligned words differ on at most "
-            "this share of the canonical words, with no word swapped for the same word "
-            "twice; `0` turns the rewording check off"
-        ),
-    )
-    reword_max_run: float = field(
-        default=2.0,
-        metadata=doc("Rewording check: mean length of a differing run, in words, at most"),
-    )
-    site_containment: float = field(
-        default=0.7,
-        metadata=doc(
-            "Pages of two different sites (their URLs' registrable domains) are copies when "
-            "this share of the smaller page's weighted words is found in the other (an article "
-            "under another site's chrome); `0` turns containment across sites off"
-        ),
-    )
-    site_order: float = field(
-        default=0.7,
-        metadata=doc(
-            "Containment across sites: the share of the smaller page's 3-word sequences that "
-            "must be found in the other page too"
-        ),
-    )
-    passage_sample: int = field(
-        default=32,
-        metadata=doc(
-            "Containment across sites, lookup: one 3-word run in this many is sampled (by its "
-            "hash) and each two consecutive samples are a key, so an article inside a longer "
-            "page of another site is found by its passages; `0` turns passage keys off"
-        ),
-    )
-
-    def __post_init__(self) -> None:
-        if not 0 < self.threshold <= 1 or self.max_words < 1:
-            raise ConfigError("bag_threshold must lie in (0, 1] and bag_max_words be >= 1")
-        if self.bands < 1 or WORD_SET_HASHES % self.bands:
-            raise ConfigError("bag_bands must divide the 84 word-set minimums (e.g. 21, 14, 12)")
-        if self.subject_margin < 0:
-            raise ConfigError("bag_subject_margin must be >= 0 (0 turns the subject check off)")
-        if not 0 <= self.reword_max_changed <= 1 or self.reword_max_run < 1:
-            raise ConfigError(
-                "bag_reword_max_changed must lie in [0, 1] (0: off) and bag_reword_max_run be >= 1"
-            )
-        if not 0 <= self.site_containment <= 1 or not 0 <= self.site_order <= 1:
-            raise ConfigError(
-                "bag_site_containment (0: off) and bag_site_order must lie in [0, 1]")
-        if self.passage_sample < 0:
-            raise ConfigError("bag_passage_sample must be >= 0 (0 turns passage keys off)")
 
 
 @dataclass(frozen=True)

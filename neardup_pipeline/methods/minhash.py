@@ -11,14 +11,14 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from neardup_pipeline.errors import ConfigError
-from neardup_pipeline.setting import doc
+from neardup_pipeline.methods.settings import MODES as MODES
+from neardup_pipeline.methods.settings import MinhashSettings as MinhashSettings
+from neardup_pipeline.methods.settings import Mode as Mode
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.sketch.stored import array_text, text_array
@@ -153,57 +153,6 @@ class MinhashSignature:
         return hash(self.values.tobytes())
 
 
-Mode = Literal["resemblance", "containment"]
-MODES: tuple[Mode, ...] = ("resemblance", "containment")
-
-
-@dataclass(frozen=True)
-class MinhashSettings:
-    """What the minhash method reads (its shingles, hashes and super-shingles are the paper's
-    constants above)."""
-
-    PREFIX: ClassVar[str] = "minhash_"
-
-    threshold: float = field(
-        default=0.8,
-        metadata=doc(
-            "Resemblance of a near-duplicate (84 hashes over 10-word shingles, 6 "
-            "super-shingles: 15 mega-shingle keys)"
-        ),
-    )
-    exact: bool = field(
-        default=False, metadata=doc("Store shingle sets and verify by exact Jaccard")
-    )
-    mode: Mode = field(
-        default="resemblance",
-        metadata=doc(
-            "`containment`: a page mostly contained in an earlier one is a duplicate (needs "
-            "minhash)",
-            name="mode",
-        ),
-    )
-    containment_threshold: float = field(
-        default=0.8,
-        metadata=doc(
-            "Containment floor: share of the page's shingles found in the earlier one",
-            name="containment_threshold",
-        ),
-    )
-    containment_sample: int = field(
-        default=8,
-        metadata=doc(
-            "Containment keys are the shingles whose hash is 0 mod this (at most 4,096 a page)",
-            name="containment_sample",
-        ),
-    )
-
-    def __post_init__(self) -> None:
-        if not 0 < self.threshold <= 1 or not 0 < self.containment_threshold <= 1:
-            raise ConfigError("thresholds must lie in (0, 1]")
-        if self.mode not in MODES:
-            raise ConfigError(f"mode must be 'resemblance' or 'containment', got {self.mode!r}")
-        if self.containment_sample < 1:
-            raise ConfigError("containment_sample must be >= 1")
 
 
 @dataclass(frozen=True)

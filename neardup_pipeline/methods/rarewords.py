@@ -26,14 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup_pipeline.errors import ConfigError
 from neardup_pipeline.methods.contract import CorpusStats
-from neardup_pipeline.setting import doc
+from neardup_pipeline.methods.settings import RarewordsSettings as RarewordsSettings
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.sketch.stored import array_text, text_array
@@ -166,43 +164,6 @@ class RarewordsSignature:
     def stored_bytes(self) -> int:
         """Raw size of what an index keeps for verification (8-byte hash + 2-byte weight)."""
         return int(self.profile.size) * 10
-
-
-@dataclass(frozen=True)
-class RarewordsSettings:
-    """What the rarewords method reads."""
-
-    PREFIX: ClassVar[str] = "rarewords_"
-
-    keys: int = field(
-        default=8,
-        metadata=doc(
-            "m: partition keys per page (its less-frequent words with the smallest hashes)"
-        ),
-    )
-    percentile: float = field(
-        default=0.5,
-        metadata=doc(
-            "A word is less frequent when its DF is at most this percentile of the page's word DFs"
-        ),
-    )
-    max_words: int = field(default=256, metadata=doc("Profile size cap (smallest hashes kept)"))
-    threshold: float = field(default=0.7, metadata=doc("Weighted Jaccard of a near-duplicate"))
-    warmup: int = field(
-        default=100,
-        metadata=doc(
-            "Stream warm-up: until DF holds this many pages, rarewords scores but does not "
-            "decide; at its end the pages seen so far are profiled again"
-        ),
-    )
-
-    def __post_init__(self) -> None:
-        if self.keys < 1 or self.max_words < self.keys:
-            raise ConfigError("rarewords needs 1 <= rarewords_keys <= rarewords_max_words")
-        if not 0 < self.percentile <= 1 or not 0 < self.threshold <= 1:
-            raise ConfigError("rarewords_percentile and rarewords_threshold must lie in (0, 1]")
-        if self.warmup < 0:
-            raise ConfigError("rarewords_warmup must be >= 0")
 
 
 @dataclass(frozen=True)

@@ -6,22 +6,17 @@ occurrence weighs 1 (TF).
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup_pipeline.errors import ConfigError
-from neardup_pipeline.setting import doc
+from neardup_pipeline.methods.settings import BITS
+from neardup_pipeline.methods.settings import SimhashSettings as SimhashSettings
 from neardup_pipeline.sketch.rabin import U64Array
 from neardup_pipeline.sketch.shingles import ShingleHasher
-
-BITS = 64  # Charikar's fingerprint width, as in Manku et al.
-MAX_KEYS = 64  # keys a fingerprint may have (blocks choose k): each is a term per page
 
 try:  # the unit-weight vote in one C loop (setup.py); without a compiler, numpy below
     from neardup_pipeline.sketch import _sketch
@@ -88,46 +83,6 @@ def block_keys(fingerprint: int, blocks: int = 4, k: int = 3) -> list[str]:
             value = (value << width) | ((fingerprint >> shift) & ((1 << width) - 1))
         keys.append(f"{position}:{value:x}")
     return keys
-
-
-@dataclass(frozen=True)
-class SimhashSettings:
-    """What the simhash method reads."""
-
-    PREFIX: ClassVar[str] = "simhash_"
-
-    shingle: int = field(default=3, metadata=doc("Words per shingle"))
-    k: int = field(
-        default=3,
-        metadata=doc(
-            "Max Hamming distance (of 64 bits) of a near-duplicate; the lookup splits the "
-            "fingerprint into k + 1 blocks, one key each (pigeonhole: k = 3, 4 keys of 16 "
-            "bits)"
-        ),
-    )
-
-    blocks: int = field(
-        default=0,
-        metadata=doc(
-            "Blocks the lookup splits the fingerprint into; a key is each combination of "
-            "blocks - k of them (Manku et al.'s tables). `0`: k + 1, the fewest keys (4 of 16 "
-            "bits at k = 3), whose candidates grow as the index: about keys x pages / 2^bits "
-            "per lookup, 61 at 1M pages. `6` at k = 3: 20 keys of 32 bits, for an index of "
-            "100M pages or more (docs/capacity.md). The same pages are found either way. "
-            "With the bag method configured (`auto`), simhash keys are not made: the bag's "
-            "bands find every page within k bits, with no chance candidates"
-        ),
-    )
-
-    def __post_init__(self) -> None:
-        if self.shingle < 1:
-            raise ConfigError("simhash_shingle must be >= 1")
-        if not 0 <= self.k < BITS:
-            raise ConfigError(f"simhash_k must lie in [0, {BITS - 1}]")
-        if self.blocks and not (self.k < self.blocks <= BITS
-                                and math.comb(self.blocks, self.k) <= MAX_KEYS):
-            raise ConfigError(f"simhash_blocks must be 0 (k + 1) or more than k = {self.k}, "
-                              f"with at most {MAX_KEYS} keys (blocks choose k)")
 
 
 @dataclass(frozen=True)

@@ -24,19 +24,12 @@ from neardup_pipeline.config import NearDupConfig
 from neardup_pipeline.errors import FingerprintCrash
 from neardup_pipeline.fingerprint import Document, Fingerprint, Fingerprinter
 from neardup_pipeline.parallel.child import OrderedChild
+from neardup_pipeline.parallel.eligible import SELF_CONTAINED_METHODS as SELF_CONTAINED_METHODS
+from neardup_pipeline.parallel.eligible import can_offload as can_offload
 from neardup_pipeline.verdict.deduplicator import Deduplicator, Verdict
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-# Methods whose signature is a function of the document alone.
-SELF_CONTAINED_METHODS = frozenset({"simhash", "minhash", "bag"})
-
-
-def can_offload(config: NearDupConfig) -> bool:
-    """Whether every configured method can be fingerprinted away from the index."""
-    return set(config.method_names) <= SELF_CONTAINED_METHODS
-
 
 Pool = TypeVar("Pool", ProcessPoolExecutor, OrderedChild)
 

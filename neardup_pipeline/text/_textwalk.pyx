@@ -18,8 +18,8 @@ the walk reads for every chrome level. libxml2 fills it two ways:
 
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from cython.operator cimport dereference as deref
-from libc.stdint cimport uintptr_t
-from libc.string cimport memchr, memset, strcmp, strlen
+from libc.stdint cimport uint64_t, uintptr_t
+from libc.string cimport memchr, memcpy, memset, strcmp, strlen
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -1276,11 +1276,13 @@ def markup_facts(const unsigned char[::1] data not None, Py_ssize_t max_tags,
     cdef const unsigned char* end
     cdef const unsigned char* at
     cdef const unsigned char* tag
+    cdef const unsigned char* following
+    cdef const unsigned char* stop
+    cdef const unsigned char* close
     cdef Py_ssize_t n = data.shape[0], tags = 0, chars
     cdef bint role = False, long_tag = False, controls = False
     cdef bint count = n > max_tags  # a "<" is a byte: fewer bytes, fewer tags
     cdef bint measure = n > long_tag_chars  # and no tag runs longer than the page
-    cdef unsigned char c
     if n == 0:
         return False, False, False, False
     start = &data[0]
@@ -1291,20 +1293,81 @@ def markup_facts(const unsigned char[::1] data not None, Py_ssize_t max_tags,
         at = <const unsigned char*>memchr(start, 0x3C, <size_t>n) if count or measure else NULL
         while at != NULL:
             tags += 1
+            following = <const unsigned char*>memchr(at + 1, 0x3C, <size_t>(end - at - 1))
             tag = at + 1
             if measure and tag < end and (0x41 <= tag[0] <= 0x5A or 0x61 <= tag[0] <= 0x7A):
-                chars = 0
+                # The tag runs to its first ">" or the next "<", found by memchr: a tag fewer
+                # bytes long than the cap has fewer characters too, so only a tag of the cap's
+                # bytes or more has its characters counted.
                 tag += 1
-                while tag < end:
-                    c = tag[0]
-                    if c == 0x3C or c == 0x3E:
-                        break
-                    if (c & 0xC0) != 0x80:
-                        chars += 1
-                    tag += 1
-                long_tag = chars >= long_tag_chars
-                measure = not long_tag
+                stop = following if following != NULL else end
+                if <Py_ssize_t>(stop - tag) >= long_tag_chars:
+                    close = <const unsigned char*>memchr(tag, 0x3E, <size_t>(stop - tag))
+                    if close != NULL:
+                        stop = close
+                if <Py_ssize_t>(stop - tag) >= long_tag_chars:
+                    chars = 0
+                    while tag < stop:
+                        chars += (tag[0] & 0xC0) != 0x80
+                        tag += 1
+                    long_tag = chars >= long_tag_chars
+                    measure = not long_tag
             if not count and not measure:
                 break
-            at = <const unsigned char*>memchr(at + 1, 0x3C, <size_t>(end - at - 1))
+            at = following
     return role, tags > max_tags, long_tag, controls
+
+
+
+def utf8_valid(const unsigned char[::1] data not None):
+    """Whether `data.decode("utf-8")` succeeds (RFC 3629: no overlong form, no surrogate, none
+    above U+10FFFF), without building the str: a page read from its own bytes needs no text."""
+    cdef size_t n = data.shape[0]
+    cdef bint valid
+    if n == 0:
+        return True
+    with nogil:
+        valid = _utf8_valid(&data[0], n)
+    return valid
+
+
+cdef bint _utf8_valid(const unsigned char* s, size_t n) noexcept nogil:
+    """utf8_valid's loop. 16 ASCII bytes pass with one test of two 8-byte words; a character of
+    two to four bytes is checked by the table of RFC 3629."""
+    cdef size_t at = 0
+    cdef uint64_t first, last
+    cdef unsigned char c, second
+    while at < n:
+        if at + 16 <= n:
+            memcpy(&first, s + at, 8)
+            memcpy(&last, s + at + 8, 8)
+            if ((first | last) & <uint64_t>0x8080808080808080) == 0:
+                at += 16
+                continue
+        c = s[at]
+        if c < 0x80:
+            at += 1
+        elif 0xC2 <= c <= 0xDF:
+            if at + 1 >= n or (s[at + 1] & 0xC0) != 0x80:
+                return False
+            at += 2
+        elif 0xE0 <= c <= 0xEF:
+            if at + 2 >= n:
+                return False
+            second = s[at + 1]
+            if (second & 0xC0) != 0x80 or (s[at + 2] & 0xC0) != 0x80 or (
+                    c == 0xE0 and second < 0xA0) or (c == 0xED and second > 0x9F):
+                return False
+            at += 3
+        elif 0xF0 <= c <= 0xF4:
+            if at + 3 >= n:
+                return False
+            second = s[at + 1]
+            if (second & 0xC0) != 0x80 or (s[at + 2] & 0xC0) != 0x80 or (
+                    s[at + 3] & 0xC0) != 0x80 or (c == 0xF0 and second < 0x90) or (
+                    c == 0xF4 and second > 0x8F):
+                return False
+            at += 4
+        else:
+            return False
+    return True

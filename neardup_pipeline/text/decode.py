@@ -7,11 +7,23 @@ one, and detection reads a sample of a big page only.
 from __future__ import annotations
 
 import codecs
+import re
 
-# bs4 is imported by the first page given as bytes, not by every command's start-up.
+from neardup_pipeline.text.walk import textwalk
+
+# bs4 is imported by the first page UnicodeDammit must decode, not by every command's start-up
+# nor by pages that declare UTF-8 and are (the shortcut below).
 
 # Bytes read to decide the encoding of a page that declares none (chardet is pure Python).
 DETECT_SAMPLE_BYTES = 256 * 1024
+
+# bs4's own search for a declaration (bs4.dammit's `xml_encoding` and `html_meta`, searched as
+# EncodingDetector.find_declared_encoding searches them): the shortcut decides without loading
+# bs4 (tests/test_text.py holds the two equal).
+_XML_DECLARATION = re.compile(rb"^\s*<\?.*encoding=['\"](.*?)['\"].*\?>", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"<\s*meta[^>]+charset\s*=\s*[\"']?([^>]*?)[ /;'\">]", re.IGNORECASE)
+_XML_SEARCHED = 1024  # bytes bs4 reads for an XML declaration
+_META_SEARCHED = 2048  # bytes, or a twentieth of the page if more, it reads for a <meta> charset
 
 
 def decode_html(data: bytes, declared_encoding: str | None = None) -> tuple[str, str | None]:
@@ -29,6 +41,21 @@ def decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None,
         except UnicodeDecodeError:
             pass  # UnicodeDammit goes on to the next candidates
     return dammit_decode(data, declared_encoding)
+
+
+def utf8_in_place(data: bytes, declared_encoding: str | None) -> bool:
+    """Whether decode() takes its strict UTF-8 shortcut for `data` (its str's UTF-8 is `data`
+    itself), answered without building the str where the compiled walk validates the bytes: a
+    page read from its own bytes needs its text only when a reader of text takes it."""
+    if not _declared_utf8(data, declared_encoding):
+        return False
+    if textwalk is not None:
+        return bool(textwalk.utf8_valid(data))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def dammit_decode(data: bytes, declared_encoding: str | None) -> tuple[str, str | None, bool]:
@@ -70,6 +97,14 @@ def _declared_utf8(data: bytes, declared_encoding: str | None) -> bool:
         return False
     if declared_encoding is not None:
         return declared_encoding == "utf-8"
-    from bs4.dammit import EncodingDetector
+    return declared_in(data) == "utf-8"
 
-    return EncodingDetector.find_declared_encoding(data, is_html=True) == "utf-8"
+
+def declared_in(data: bytes) -> str | None:
+    """The encoding a page declares in its XML declaration, else in a <meta> charset, lower
+    case; None for none. What EncodingDetector.find_declared_encoding(data, is_html=True)
+    answers."""
+    found = _XML_DECLARATION.search(data, 0, _XML_SEARCHED) or _META_CHARSET.search(
+        data, 0, max(_META_SEARCHED, int(len(data) * 0.05)))
+    name = found.group(1) if found is not None else None
+    return name.decode("ascii", "replace").lower() if name else None

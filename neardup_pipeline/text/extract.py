@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import lxml.etree
 
 from neardup_pipeline.text.chrome import STRING_VALUE, Chrome, collapse_spaces, python_walk
-from neardup_pipeline.text.decode import decode
+from neardup_pipeline.text.decode import decode, utf8_in_place
 from neardup_pipeline.text.htmltags import INVISIBLE_TAGS
 from neardup_pipeline.text.scan import scan_text
 from neardup_pipeline.text.walk import (
@@ -28,6 +28,8 @@ from neardup_pipeline.text.walk import (
 
 _DROPPED: tuple[object, ...] = (*sorted(INVISIBLE_TAGS), lxml.etree.Comment)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+# The declaration from its "<" on, in UTF-8 ("[^>]" never splits a character: ">" is one byte).
+_XML_DECLARATION_UTF8 = re.compile(rb"<\?xml[^>]*\?>", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 _CONTROL_TO_SPACE = bytes.maketrans(_CONTROL_BYTES, b" " * len(_CONTROL_BYTES))
@@ -138,19 +140,28 @@ def html_to_text(
         html = html[:max_bytes]
     used_encoding: str | None = encoding
     utf8: bytes | None = None  # the str's UTF-8, when it is the input itself
-    if isinstance(html, bytes):
-        raw = html
-        html, used_encoding, exact = decode(raw, encoding)
-        utf8 = raw if exact else None
-    declaration = _XML_DECLARATION.match(html)  # the text is decoded already
-    if declaration is not None:
-        if utf8 is not None:
-            utf8 = utf8[len(html[: declaration.end()].encode("utf-8")) :]
-        html = html[declaration.end():]
+    markup: str | None = None  # the page as text; None: decoded only for a reader of text
+    if isinstance(html, bytes) and textwalk is not None and utf8_in_place(html, encoding):
+        utf8, used_encoding = html[_declaration_bytes(html):], "utf-8"  # as decode's shortcut
+    else:
+        if isinstance(html, bytes):
+            raw = html
+            html, used_encoding, exact = decode(raw, encoding)
+            utf8 = raw if exact else None
+        declaration = _XML_DECLARATION.match(html)  # the text is decoded already
+        if declaration is not None:
+            if utf8 is not None:
+                utf8 = utf8[len(html[: declaration.end()].encode("utf-8")) :]
+            html = html[declaration.end():]
+        markup = html
+
+    def text_of_page() -> str:
+        return markup if markup is not None else (utf8 or b"").decode("utf-8")
+
     # UTF-8 for libxml2, with NUL and friends as spaces: they break it and mean nothing as text
     # (bytes.translate: a tenth of a regex substitution over the str; skipped when the scan
     # below finds none, as on most pages).
-    data = utf8 if utf8 is not None else html.encode("utf-8", "replace")
+    data = utf8 if utf8 is not None else text_of_page().encode("utf-8", "replace")
     if textwalk is not None:  # the four questions in one pass over the bytes
         has_role, many_tags, long_tag, controls = textwalk.markup_facts(
             data, max_tags, MAX_TAG_CHARS)
@@ -160,12 +171,13 @@ def html_to_text(
     else:  # neither cap can be passed by a page shorter than it: most pages skip both scans
         data = data.translate(_CONTROL_TO_SPACE)
         has_role = b"role" in data
-        too_big = bool((len(html) > max_tags and html.count("<") > max_tags) or (
-            len(html) > MAX_TAG_CHARS and _LONG_TAG.search(html)))
+        page = text_of_page()
+        too_big = bool((len(page) > max_tags and page.count("<") > max_tags) or (
+            len(page) > MAX_TAG_CHARS and _LONG_TAG.search(page)))
     if not data or data.isspace():  # (bytes.strip()'s whitespace, without the copy)
         return ExtractedText("", "", used_encoding, "lxml", truncated)
     if too_big:
-        title, text = scan_text(_CONTROL.sub(" ", html))
+        title, text = scan_text(_CONTROL.sub(" ", text_of_page()))
         return ExtractedText(text, title, used_encoding, "scan", truncated)
     roles = chromeless and has_role  # (a regex for the attribute costs a scan as long)
     levels = _CHROMELESS_LEVELS if chromeless else (Chrome.KEEP,)
@@ -174,14 +186,25 @@ def html_to_text(
     try:
         title, text, region = _tree_text_at(data, levels, roles)
     except (lxml.etree.ParserError, ValueError, RecursionError):
-        html = _CONTROL.sub(" ", html)
-        if len(html) > MAX_BS4_BYTES:
-            title, text = scan_text(html)
+        page = _CONTROL.sub(" ", text_of_page())
+        if len(page) > MAX_BS4_BYTES:
+            title, text = scan_text(page)
             read_by = "scan"
         else:
-            title, text = _bs4_text(html)
+            title, text = _bs4_text(page)
             read_by = "bs4"
     return ExtractedText(text, title, used_encoding, read_by, truncated, region)
+
+
+def _declaration_bytes(utf8: bytes) -> int:
+    """Bytes the XML declaration (_XML_DECLARATION) takes at the start of the page these UTF-8
+    bytes are, 0 for none: whitespace (the str's, Unicode's), then the declaration at the first
+    "<", read without decoding the page."""
+    first = utf8.find(b"<")
+    if first < 0 or (first and not utf8[:first].decode("utf-8").isspace()):
+        return 0
+    found = _XML_DECLARATION_UTF8.match(utf8, first)
+    return found.end() if found is not None else 0
 
 
 def _tree_text_at(data: bytes, levels: tuple[Chrome, ...], roles: bool) -> tuple[str, str, str]:

@@ -94,7 +94,10 @@ def _head_bytes(head: str | bytes) -> bytes:
     the magic numbers read as "any byte >= 0x80"."""
     if isinstance(head, bytes):
         return head
-    return bytes(ord(c) if ord(c) < 0x100 else 0x80 for c in head)
+    try:  # a start of characters below U+0100 (most pages) is its own Latin-1, in one C call
+        return head.encode("latin-1")
+    except UnicodeEncodeError:
+        return bytes(ord(c) if ord(c) < 0x100 else 0x80 for c in head)
 
 
 def _magic(head: bytes) -> str | None:

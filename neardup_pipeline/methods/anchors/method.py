@@ -8,14 +8,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass
 
 import numpy as np
 
 from neardup_pipeline.errors import AnchorModelError, ConfigError
 from neardup_pipeline.methods.anchors.model import AnchorModel, check_normalizer, normalizer_for
-from neardup_pipeline.setting import doc
+from neardup_pipeline.methods.settings import AnchorsSettings as AnchorsSettings
 from neardup_pipeline.sketch.shingles import ShingleHasher
 from neardup_pipeline.text.settings import TextSettings
 
@@ -34,44 +33,6 @@ class AnchorSignature:
 def _digest(bits: Iterable[int]) -> str:
     data = np.asarray(list(bits), dtype=">u4").tobytes()
     return hashlib.blake2b(data, digest_size=10).hexdigest()
-
-
-@dataclass(frozen=True)
-class AnchorsSettings:
-    """What the anchors method and the pipeline's warm-up read (how a model is fitted is the fit
-    command's: FitSettings)."""
-
-    PREFIX: ClassVar[str] = "anchors_"
-
-    model: str | None = field(
-        default=None,
-        metadata=doc(
-            "Fitted anchors model (JSON, `neardup anchors fit`); unset: fitted from the "
-            "first pages (warm-up) with the fit command's defaults"
-        ),
-    )
-    model_out: str | None = field(
-        default=None,
-        metadata=doc("Save the model fitted at warm-up here (reuse it as `NEARDUP_ANCHORS_MODEL`)"),
-    )
-    warmup: int = field(default=1000, metadata=doc("M: pages to fit on when no model is given"))
-    min_bits: int = field(
-        default=3,
-        metadata=doc(
-            "Fewer set bits: never a duplicate, not indexed by anchors (near-empty "
-            "signatures must not collide); the warm-up fit covers pages with this many bits"
-        ),
-    )
-    tolerance: int = field(
-        default=0,
-        metadata=doc("Hamming distance still a duplicate (0-3; adds deletion-neighbourhood keys)"),
-    )
-
-    def __post_init__(self) -> None:
-        if min(self.warmup, self.min_bits) < 1 or not 0 <= self.tolerance <= 3:
-            raise ConfigError(
-                "anchors_warmup and anchors_min_bits must be >= 1, anchors_tolerance 0-3"
-            )
 
 
 @dataclass(frozen=True)
