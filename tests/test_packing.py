@@ -18,10 +18,13 @@ from neardup_pipeline.methods.bag_signature import (
     tf_weights,
     unpack_signature,
 )
+from neardup_pipeline.sketch import _sketch
 from neardup_pipeline.sketch.packing import (
     elias_fano,
     elias_fano_decode,
     elias_fano_size,
+    numpy_pack_bits,
+    numpy_unpack_bits,
     pack_bits,
     unpack_bits,
 )
@@ -108,3 +111,22 @@ def test_base64_signatures_are_kept_as_their_bytes() -> None:
     packed = pybase64.b64encode_as_string(bytes(range(256)) * 4)
     blob = pack_signatures({"bag": packed, "simhash": "00000000000000ff", "other": "sig-x"})
     assert len(blob) < len(packed) * 3 // 4 + 100
+
+
+@given(st.integers(1, 64).flatmap(
+    lambda width: st.tuples(st.just(width), st.lists(st.integers(0, 2**width - 1),
+                                                     max_size=300))))
+def test_the_compiled_bit_loops_agree_with_numpy(case: tuple[int, list[int]]) -> None:
+    width, values = case
+    array = np.array(values, np.uint64)
+    raw = numpy_pack_bits(array, width)
+    if array.size:
+        assert _sketch.pack_bits(array, width) == raw
+        assert np.array_equal(_sketch.unpack_bits(np.frombuffer(raw, np.uint8), width,
+                                                  array.size), array)
+    assert np.array_equal(numpy_unpack_bits(raw, width, array.size), array)
+
+
+def test_the_compiled_unpacking_refuses_bits_that_end_early() -> None:
+    with pytest.raises(ValueError, match="end early"):
+        _sketch.unpack_bits(np.zeros(2, np.uint8), 9, 2)

@@ -113,14 +113,14 @@ def pack_signature(signature: BagSignature) -> str:
 
 def _code_positions(words: U64Array, sequence: Codes) -> tuple[U64Array, Codes]:
     """Each code's index among the word keys (the first key with that code), or len(words)
-    where none has it; and those codes, in order."""
-    prefixes = words >> CODE_SHIFT
-    codes = sequence.astype(np.uint64)
-    at = np.searchsorted(prefixes, codes)
-    found = (at < words.size) & (prefixes[np.minimum(at, max(words.size - 1, 0))] == codes) \
-        if words.size else np.zeros(codes.size, bool)
-    positions = np.where(found, at, words.size).astype(np.uint64)
-    return positions, sequence[~found]
+    where none has it; and those codes, in order. Through a table of every 16-bit code: one
+    gather, where a binary search per code costs four times as much."""
+    count = words.size
+    table = np.full(1 << 16, count, dtype=np.uint32)
+    table[(words[::-1] >> CODE_SHIFT).astype(np.intp)] = np.arange(count - 1, -1, -1,
+                                                                   dtype=np.uint32)
+    positions = table[sequence].astype(np.uint64)
+    return positions, sequence[positions == count]
 
 
 def unpack_signature(text: str) -> BagSignature:

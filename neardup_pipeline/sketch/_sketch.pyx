@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """The numeric loops of fingerprinting and verification, in C: Rabin fingerprints of words and of
 word shingles, the per-permutation minimums of MinHash, the simhash bit vote, the finaliser and the
-distinct counts of a word bag, weighted Jaccard of two bags, and the word-hash cache read.
+distinct counts of a word bag, weighted Jaccard of two bags, the word-hash cache read, and the
+bit packing of stored signatures.
 
 numpy computed both over whole arrays, but each step wrote a temporary as large as its input
 (MinHash: 84 x shingles products, 1.3 MB for a 2,000-word page, past the L2 cache) and read it
@@ -227,6 +228,58 @@ def distinct_counts(const uint64_t[::1] ordered not None):
                 out_counts[kept] = 1
                 kept += 1
     return values[:kept], counts[:kept]
+
+
+def pack_bits(const uint64_t[::1] values not None, int width):
+    """Each value's low `width` bits (1 to 64), most significant first, back to back; the last
+    byte padded with zero bits (packing.numpy_pack_bits)."""
+    cdef Py_ssize_t n = values.shape[0], i, at = 0
+    cdef Py_ssize_t size = (n * width + 7) // 8
+    out = np.zeros(size, dtype=np.uint8)
+    cdef unsigned char[::1] dst = out
+    cdef uint64_t pending = 0, value, chunk
+    cdef int held = 0, left, take
+    with nogil:
+        for i in range(n):
+            value = values[i]
+            left = width
+            while left > 0:
+                take = left if left < 56 - held else 56 - held
+                chunk = (value >> (left - take)) & ((<uint64_t>1 << take) - 1)
+                pending = (pending << take) | chunk
+                held += take
+                left -= take
+                while held >= 8:
+                    dst[at] = <unsigned char>((pending >> (held - 8)) & 0xFF)
+                    at += 1
+                    held -= 8
+                pending &= (<uint64_t>1 << held) - 1
+        if held:
+            dst[at] = <unsigned char>((pending << (8 - held)) & 0xFF)
+    return out.tobytes()
+
+
+def unpack_bits(const unsigned char[::1] raw not None, int width, Py_ssize_t count):
+    """`count` values of `width` bits, as `pack_bits` wrote them (packing.numpy_unpack_bits)."""
+    if (count * width + 7) // 8 > raw.shape[0]:
+        raise ValueError("packed bits end early")
+    out = np.empty(count, dtype=np.uint64)
+    cdef uint64_t[::1] values = out
+    cdef Py_ssize_t i, bit = 0
+    cdef uint64_t value
+    cdef int need, free, take
+    with nogil:
+        for i in range(count):
+            value = 0
+            need = width
+            while need > 0:
+                free = 8 - <int>(bit & 7)
+                take = need if need < free else free
+                value = (value << take) | ((raw[bit >> 3] >> (free - take)) & ((1 << take) - 1))
+                need -= take
+                bit += take
+            values[i] = value
+    return out
 
 
 def weighted_jaccard(const uint64_t[::1] a not None, const float[::1] wa not None,

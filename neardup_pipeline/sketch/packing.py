@@ -19,8 +19,29 @@ def bit_width(largest: int) -> int:
     return max(1, int(largest).bit_length())
 
 
+try:  # the bit loops in C (setup.py); without a compiler, numpy below
+    from neardup_pipeline.sketch import _sketch
+except ImportError:  # pragma: no cover - a build without the extension
+    _sketch = None  # type: ignore[assignment]
+
+
 def pack_bits(values: U64Array, width: int) -> bytes:
     """Each value's low `width` bits, most significant first, back to back."""
+    if _sketch is not None and values.size and width:
+        return _sketch.pack_bits(np.ascontiguousarray(values, dtype=np.uint64), width)
+    return numpy_pack_bits(values, width)
+
+
+def unpack_bits(raw: bytes | memoryview, width: int, count: int) -> U64Array:
+    """`count` values of `width` bits, as `pack_bits` wrote them."""
+    if _sketch is not None and count and width:
+        return _sketch.unpack_bits(np.frombuffer(raw, np.uint8, packed_size(width, count)),
+                                   width, count)
+    return numpy_unpack_bits(raw, width, count)
+
+
+def numpy_pack_bits(values: U64Array, width: int) -> bytes:
+    """`pack_bits` in numpy: the reference of the compiled loop, and its fallback."""
     if not values.size or not width:
         return b""
     shifts = np.arange(width - 1, -1, -1, dtype=np.uint64)
@@ -28,8 +49,8 @@ def pack_bits(values: U64Array, width: int) -> bytes:
     return np.packbits(bits.ravel()).tobytes()
 
 
-def unpack_bits(raw: bytes | memoryview, width: int, count: int) -> U64Array:
-    """`count` values of `width` bits, as `pack_bits` wrote them."""
+def numpy_unpack_bits(raw: bytes | memoryview, width: int, count: int) -> U64Array:
+    """`unpack_bits` in numpy: the reference of the compiled loop, and its fallback."""
     if not count or not width:
         return np.zeros(count, np.uint64)
     bits = np.unpackbits(np.frombuffer(raw, np.uint8, packed_size(width, count)),
