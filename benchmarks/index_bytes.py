@@ -59,11 +59,10 @@ def es_bytes(client: Elasticsearch, index: str) -> dict[str, int]:
     merge waits for that (`wait_for_retention`), as a long crawl's merges do."""
     names = [index] + [f"{index}-{side}" for side in SIDE]
     found = ",".join(n for n in names if client.indices.exists(index=n))
-    client.indices.refresh(index=found)
-    wait_for_retention(client, found)
     for name in found.split(","):  # a merge prunes only what it rewrites: give it two segments
         client.index(index=name, id=PROBE_ID, document={}, refresh=True)
         client.delete(index=name, id=PROBE_ID, refresh=True)
+    wait_for_retention(client, found)
     client.indices.forcemerge(index=found, only_expunge_deletes=True, wait_for_completion=True)
     client.indices.forcemerge(index=found, max_num_segments=1, wait_for_completion=True)
     client.indices.flush(index=found)
