@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchmarks.processes import timed_process
 from benchmarks.provenance import git_state, machine
 from neardup_pipeline.text.decode import decode_html
 
@@ -79,15 +77,7 @@ def write_corpus(corpus: Corpus, path: Path) -> None:
 def run_command(peer: CommandPeer, corpus: Corpus, source: Path, folder: Path) -> WholeRun:
     output = folder / "out.jsonl"
     output.unlink(missing_ok=True)
-    command = peer.command(source, output)
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert process.stderr is not None
-    error = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(command)}: {error.decode(errors='replace')}")
+    wall, cpu = timed_process(peer.command(source, output))
     members: dict[str, list[int]] = defaultdict(list)
     with output.open(encoding="utf-8") as lines:
         for line in lines:
@@ -95,8 +85,7 @@ def run_command(peer: CommandPeer, corpus: Corpus, source: Path, folder: Path) -
             members[str(record["cluster"])].append(int(record["id"]))
     pairs = frozenset(p for ids in members.values()
                       for p in itertools.combinations(sorted(ids), 2))
-    return WholeRun(peer.name, corpus.name, len(corpus.pages), wall,
-                    usage.ru_utime + usage.ru_stime, pairs)
+    return WholeRun(peer.name, corpus.name, len(corpus.pages), wall, cpu, pairs)
 
 
 def run_whole(corpora: Sequence[Corpus], rounds: int) -> list[WholeRun]:

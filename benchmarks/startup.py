@@ -21,9 +21,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.processes import timed_process
 
 HEAVY = ("numpy", "lxml", "bs4", "tqdm", "elasticsearch", "scrapy", "twisted", "pyspark",
          "neardup_pipeline.hygiene")
@@ -40,17 +42,8 @@ class Timing:
 
 
 def timed_run(command: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one whole process; it must succeed."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert process.stderr is not None
-    error = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 1):  # compare exits 1 for "not duplicates"
-        raise SystemExit(f"{' '.join(command)} failed ({process.returncode}): {error.decode()}")
-    return wall, usage.ru_utime + usage.ru_stime
+    """(wall seconds, CPU seconds) of one whole process (compare exits 1 for "not duplicates")."""
+    return timed_process(command, accepted=(0, 1))
 
 
 def loaded_libraries(command: list[str]) -> tuple[str, ...]:
