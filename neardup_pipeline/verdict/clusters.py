@@ -158,7 +158,7 @@ def join(store: ClusterStore, page: str, offers: Sequence[Offer], names: Iterabl
     held.update(others(roots - held.keys()))
     first = target = min(roots)
     for root in sorted(roots - {target}):
-        target = _attach(store, root, target, others, unheld)
+        target = _attach(store, root, target, others, unheld, {page} if fresh else set())
     kept = stored.get(first) if target == first else None  # the target holds it already
     target = _offer(store, target, [o for o in [*held.values(), *offers] if o != kept])
     canonical = store.canonicals([target]).get(target, offers[0])
@@ -167,12 +167,13 @@ def join(store: ClusterStore, page: str, offers: Sequence[Offer], names: Iterabl
 
 
 def _attach(store: ClusterStore, child: str, parent: str, ranks_of: RanksOf,
-            unheld: set[str]) -> str:
+            unheld: set[str], unlinked: set[str]) -> str:
     """Link `child`'s cluster and `parent`'s into one, the larger root below the smaller, its
-    canonical carried over; returns the root they share."""
+    canonical carried over; returns the root they share. `unlinked`: names no writer can have
+    linked (a page never recorded), roots without a read."""
     while True:
-        found = store.roots([child, parent])
-        child, parent = found[child], found[parent]
+        found = store.roots([name for name in (child, parent) if name not in unlinked])
+        child, parent = found.get(child, child), found.get(parent, parent)
         if child == parent:
             return parent
         low, high = min(child, parent), max(child, parent)
