@@ -169,8 +169,9 @@ def join(store: ClusterStore, page: str, offers: Sequence[Offer], names: Iterabl
 def _attach(store: ClusterStore, child: str, parent: str, ranks_of: RanksOf,
             unheld: set[str], unlinked: set[str]) -> str:
     """Link `child`'s cluster and `parent`'s into one, the larger root below the smaller, its
-    canonical carried over; returns the root they share. `unlinked`: names no writer can have
-    linked (a page never recorded), roots without a read."""
+    canonical carried over; returns the root they share. `unlinked`: names taken for roots
+    without a read (a page this process never recorded), until a link of one fails: another
+    writer checking the same page linked it first."""
     while True:
         found = store.roots([name for name in (child, parent) if name not in unlinked])
         child, parent = found.get(child, child), found.get(parent, parent)
@@ -181,6 +182,7 @@ def _attach(store: ClusterStore, child: str, parent: str, ranks_of: RanksOf,
             carried = None if high in unheld else (
                 store.canonicals([high]).get(high) or ranks_of([high]).get(high))
             return low if carried is None else _offer(store, low, [carried])
+        unlinked = unlinked - {high}
 
 
 def _offer(store: ClusterStore, root: str, offers: Sequence[Offer]) -> str:
